@@ -1,0 +1,41 @@
+# Every target does its own set-up: a fresh clone needs nothing but python3 (3.11+) and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+# Same defaults as crovia_spider/settings.py; each can be overridden from the environment.
+export CROVIA_LEDGER_DIR       ?= data/ledger
+export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
+
+.PHONY: install crawl test demo lint bench clean
+
+install: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+crawl: $(STAMP)
+	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
+	$(BIN)/scrapy crawl vendor_press
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+demo: $(STAMP)
+	$(BIN)/python -m crovia_spider.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

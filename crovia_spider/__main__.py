@@ -1,0 +1,5 @@
+import sys
+
+from crovia_spider.cli import main
+
+sys.exit(main())

@@ -1,0 +1,7 @@
+"""Subcommands of `crovia` (placeholder: filled by its owner)."""
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add this module's subcommands."""

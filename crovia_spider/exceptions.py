@@ -1,0 +1,9 @@
+"""Errors of the Scrapy side and the CLI. The ledger has its own root, `ledger.exceptions.LedgerError`."""
+
+
+class CroviaError(Exception):
+    """Root of crovia-spider's own errors outside `ledger/`."""
+
+
+class ConfigError(CroviaError):
+    """A config file or setting is invalid; the message names the file, the entry and what is wrong."""
