@@ -1,0 +1,96 @@
+"""`make demo`: the whole path offline, in a throwaway directory.
+
+Serves the sample feeds in demo/feeds on 127.0.0.1, crawls them with `scrapy crawl vendor_press`
+into a fresh ledger under a new key, seals, exports one receipt with `crovia prove` and checks
+it with `crovia verify`, pinning the demo key. Every step is the real command a user would type.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from ledger.keys import load_signing_key
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEMO_FEEDS = PROJECT_ROOT / "demo" / "feeds"
+BIN = Path(sys.executable).parent
+VENDORS = {
+    "arxiv_cs_ai.xml": "arxiv_cs_ai",
+    "openai_news.xml": "openai",
+    "huggingface_blog.xml": "huggingface",
+    "aws_blog.atom": "aws_blog",
+}
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # keep the demo's output short
+        pass
+
+
+def serve(directory: Path) -> http.server.ThreadingHTTPServer:
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def write_feeds_file(path: Path, port: int) -> None:
+    entries = [
+        f'[[feeds]]\nvendor = "{vendor}"\nurl = "http://127.0.0.1:{port}/{name}"\n'
+        for name, vendor in VENDORS.items()
+    ]
+    path.write_text("\n".join(entries), encoding="utf-8")
+
+
+def run(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run one project command; stop the demo with its output if it fails."""
+    proc = subprocess.run(argv, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(f"demo: {' '.join(argv)} exited {proc.returncode}\n")
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(proc.returncode)
+    return proc
+
+
+def main() -> int:
+    work = Path(tempfile.mkdtemp(prefix="crovia-demo-"))
+    server = serve(DEMO_FEEDS)
+    env = dict(os.environ)
+    env.update(
+        CROVIA_FEEDS_FILE=str(work / "feeds.toml"),
+        CROVIA_LEDGER_DIR=str(work / "ledger"),
+        CROVIA_SIGNING_KEY_FILE=str(work / "keys" / "signing.key"),
+    )
+    write_feeds_file(work / "feeds.toml", server.server_address[1])
+    print(f"1. serving {len(VENDORS)} sample feeds on http://127.0.0.1:{server.server_address[1]}/")
+    run(str(BIN / "crovia"), "keygen", "--out", env["CROVIA_SIGNING_KEY_FILE"], env=env)
+    signing_key = load_signing_key(Path(env["CROVIA_SIGNING_KEY_FILE"]))
+    pubkey = signing_key.verify_key.encode().hex()
+    print(f"2. throwaway signing key {pubkey[:16]}... in {work / 'keys'}")
+    run(str(BIN / "scrapy"), "crawl", "vendor_press", "-s", "DOWNLOAD_DELAY=0", env=env)
+    stats = json.loads(run(str(BIN / "crovia"), "stats", "--json", env=env).stdout)
+    print(
+        f"3. crawled into {work / 'ledger'}: {stats['leaves']} envelopes, {stats['seals']} seal(s)"
+    )
+    first = (work / "ledger" / "axiom_ledger.jsonl").open(encoding="utf-8").readline()
+    envelope = json.loads(first)
+    receipt = run(str(BIN / "crovia"), "prove", envelope["axiom_id"], env=env).stdout
+    receipt_path = work / "receipt.json"
+    receipt_path.write_text(receipt, encoding="utf-8")
+    print(f"4. receipt for {envelope['body']['title'][:60]!r} -> {receipt_path}")
+    verdict = run(str(BIN / "crovia"), "verify", str(receipt_path), "--pubkey", pubkey, env=env)
+    print(f"5. crovia verify: {verdict.stdout.strip().splitlines()[-1]}")
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
