@@ -1,7 +1,118 @@
-"""Subcommands of `crovia` (placeholder: filled by its owner)."""
+"""`crovia schedule`: run crawls and seals on a clock, or list when they would fire.
+
+Operations (cron beside it, systemd, the ledger lock, backups): docs/operations.md.
+"""
+
+from __future__ import annotations
 
 import argparse
+import copy
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crovia_spider.options import env_default
+
+if TYPE_CHECKING:
+    from crovia_spider.schedule.config import Job
+
+DEFAULT_GRACE = 120.0
+DEFAULT_KILL_AFTER = 30.0
+
+DESCRIPTION = """\
+Run the jobs of a schedule file in the foreground until SIGTERM or Ctrl-C. Each run is a child
+process (`scrapy crawl NAME ...` or `crovia seal`) in the project root with this environment, so
+every CROVIA_* setting applies; one run at a time. On SIGTERM/SIGINT no new run starts; a running
+one gets --grace seconds, then SIGTERM, then SIGKILL after --kill-after more; exit 0."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this module's subcommands."""
+    """Add `crovia schedule`."""
+    parser = subparsers.add_parser(
+        "schedule",
+        help="run crawls and seals on a schedule, in the foreground",
+        description=DESCRIPTION,
+        epilog="Operations guide (cron, systemd, lock, backups): docs/operations.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="schedule file (default: $CROVIA_SCHEDULE_FILE, else config/schedule.toml)",
+    )
+    parser.add_argument("--list", action="store_true", help="show jobs and next fire times only")
+    parser.add_argument("--json", action="store_true", help="with --list: one JSON object per job")
+    parser.add_argument(
+        "--grace",
+        type=_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_GRACE,
+        help=f"seconds a running job may go on after a stop signal (default {DEFAULT_GRACE:g})",
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_KILL_AFTER,
+        help=f"then seconds from SIGTERM to SIGKILL (default {DEFAULT_KILL_AFTER:g})",
+    )
+    parser.set_defaults(handler=run_schedule)
+
+
+def run_schedule(args: argparse.Namespace) -> int:
+    """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if invalid."""
+    from crovia_spider.schedule import children
+    from crovia_spider.schedule.config import load_schedule
+
+    root = children.project_root(Path.cwd())
+    config = args.config if args.config is not None else root / env_default("CROVIA_SCHEDULE_FILE")
+    jobs = load_schedule(config)
+    if args.list:
+        _print_list(jobs, datetime.now(UTC), as_json=args.json)
+        return 0
+    from crovia_spider.schedule.runner import HarvestScheduler
+
+    scheduler = HarvestScheduler(
+        jobs,
+        project_root=root,
+        ledger_dir=root / env_default("CROVIA_LEDGER_DIR"),
+        grace=args.grace,
+        kill_after=args.kill_after,
+    )
+    return scheduler.run()
+
+
+def _print_list(jobs: list[Job], now: datetime, *, as_json: bool) -> None:
+    rows = [_list_row(job, now) for job in jobs]
+    if as_json:
+        for row in rows:
+            print(json.dumps(row))
+        return
+    print(f"{'JOB':<16} {'NEXT (UTC)':<21} {'WHEN':<32} RUNS")
+    for row in rows:
+        when = row["when"] + (f" ~{row['jitter']}s" if row["jitter"] else "")
+        print(f"{row['name']:<16} {row['next'] or 'never':<21} {when:<32} {row['runs']}")
+
+
+def _list_row(job: Job, now: datetime) -> dict[str, object]:
+    """The next fire time before jitter, so the listing is the same from one call to the next."""
+    exact = copy.copy(job.trigger)
+    exact.jitter = None
+    upcoming = exact.get_next_fire_time(None, now)
+    return {
+        "name": job.name,
+        "next": upcoming.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if upcoming else None,
+        "when": job.when,
+        "jitter": job.jitter or 0,
+        "runs": job.action,
+    }
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {text}")
+    return value

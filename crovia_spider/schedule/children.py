@@ -1,0 +1,92 @@
+"""The child process behind each run: what it executes, how it starts, how it is stopped.
+
+Every run is a fresh process because a Twisted reactor cannot be restarted inside one. Children
+inherit the environment (so every CROVIA_* setting applies) and run in the project root, in a
+session of their own: a Ctrl-C at the terminal reaches the scheduler only, which then gives the
+child its grace period instead of the terminal interrupting it at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from crovia_spider.exceptions import ConfigError
+from crovia_spider.schedule.config import Job
+
+# Not in options.py yet: a different crawl entry point (another venv, a wrapper, a test's stand-in).
+CRAWL_COMMAND_SETTING = "CROVIA_SCRAPY_COMMAND"
+
+log = logging.getLogger(__name__)
+
+
+def crawl_command() -> list[str]:
+    """The command a crawl starts with, before `crawl NAME ...`.
+
+    $CROVIA_SCRAPY_COMMAND (split like a shell would) if set, else this interpreter's Scrapy, so a
+    scheduler started from the project's virtualenv crawls with the same one even without it on
+    PATH.
+    """
+    override = os.environ.get(CRAWL_COMMAND_SETTING, "").strip()
+    return shlex.split(override) if override else [sys.executable, "-m", "scrapy"]
+
+
+def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
+    """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...` or `crovia seal`."""
+    if job.is_seal:
+        return [sys.executable, "-m", "crovia_spider", "seal"]
+    return [*crawl_prefix, "crawl", job.spider, *job.args]
+
+
+def start(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    """Start a child in `cwd`, inheriting environment and output. Raises OSError if it cannot."""
+    return subprocess.Popen(argv, cwd=cwd, start_new_session=True)
+
+
+def stop(child: subprocess.Popen[bytes], name: str, deadline: float, kill_after: float) -> None:
+    """Let `child` run until `deadline` (time.monotonic()), then SIGTERM, then SIGKILL after
+    `kill_after` s.
+
+    Returns once the child has exited. Scrapy treats its first SIGTERM as "finish in-flight work,
+    close the spider" (the crawl still seals and writes its run record); SIGKILL is the last resort
+    and leaves the ledger to its crash recovery.
+    """
+    if _exited_by(child, deadline - time.monotonic()):
+        return
+    log.warning(
+        "job=%s pid=%d still running after the grace period: sending SIGTERM", name, child.pid
+    )
+    child.terminate()
+    if _exited_by(child, kill_after):
+        return
+    log.warning(
+        "job=%s pid=%d ignored SIGTERM for %gs: sending SIGKILL", name, child.pid, kill_after
+    )
+    child.kill()
+    child.wait()
+
+
+def _exited_by(child: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        child.wait(timeout=max(seconds, 0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def project_root(start: Path) -> Path:
+    """The nearest directory at or above `start` holding scrapy.cfg, as Scrapy itself finds it.
+
+    Raises ConfigError when there is none: crawls would not find the project's settings.
+    """
+    for directory in (start, *start.parents):
+        if (directory / "scrapy.cfg").is_file():
+            return directory
+    raise ConfigError(
+        f"no scrapy.cfg in {start} or above: run `crovia schedule` from the project root"
+    )

@@ -1,0 +1,151 @@
+"""The jobs of `crovia schedule`, loaded from config/schedule.toml and validated before anything
+runs.
+
+A job is a crawl (`spider = "NAME"`, optional `args`) or a seal (`seal = true`), fired by `cron`
+(5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with optional
+`jitter` seconds. Any mistake raises ConfigError naming the file, the job and what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from apscheduler.triggers.base import BaseTrigger
+
+from crovia_spider.exceptions import ConfigError
+from crovia_spider.schedule.triggers import (
+    crontab_trigger,
+    interval_trigger,
+    load_timezone,
+    parse_duration,
+)
+
+JOB_KEYS = frozenset({"name", "spider", "args", "seal", "cron", "every", "timezone", "jitter"})
+# Names become APScheduler job ids and log fields; spider names are Scrapy's own rule.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_SPIDER = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One scheduled job: what it runs (a crawl of `spider` with `args`, or a seal) and when."""
+
+    name: str
+    trigger: BaseTrigger
+    when: str
+    spider: str | None = None
+    args: tuple[str, ...] = ()
+    jitter: int | None = None
+
+    @property
+    def is_seal(self) -> bool:
+        return self.spider is None
+
+    @property
+    def action(self) -> str:
+        """What the job runs, as an operator would type it."""
+        if self.is_seal:
+            return "crovia seal"
+        return " ".join(("scrapy crawl", self.spider, *self.args))
+
+
+def load_schedule(path: Path) -> list[Job]:
+    """Read and validate a schedule file. Raises ConfigError (file, job, reason) on any mistake."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such schedule file") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    extra = set(data) - {"jobs"}
+    if extra:
+        raise ConfigError(
+            f"{path}: unknown top-level key(s) {sorted(extra)}; only [[jobs]] belongs here"
+        )
+    entries = data.get("jobs")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: no [[jobs]] entries")
+    return _load_jobs(path, entries)
+
+
+def _load_jobs(path: Path, entries: list[Any]) -> list[Job]:
+    jobs: list[Job] = []
+    for number, entry in enumerate(entries, start=1):
+        label = entry.get("name", f"#{number}") if isinstance(entry, dict) else f"#{number}"
+        try:
+            job = parse_job(entry)
+        except ValueError as exc:
+            raise ConfigError(f"{path}: job {label!r}: {exc}") from exc
+        if any(j.name == job.name for j in jobs):
+            raise ConfigError(f"{path}: job {job.name!r}: duplicate name (names must be unique)")
+        jobs.append(job)
+    return jobs
+
+
+def parse_job(entry: Any) -> Job:
+    """One [[jobs]] table -> Job. Raises ValueError with the reason (the caller adds the file)."""
+    if not isinstance(entry, dict):
+        raise ValueError("each [[jobs]] entry must be a table")
+    unknown = set(entry) - JOB_KEYS
+    if unknown:
+        raise ValueError(f"unknown key(s) {sorted(unknown)}; allowed: {sorted(JOB_KEYS)}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError("'name' must be a string of letters, digits, '_', '.', '-'")
+    spider, args = _parse_action(entry)
+    jitter = _parse_jitter(entry.get("jitter"))
+    trigger, when = _parse_trigger(entry, jitter)
+    return Job(name=name, trigger=trigger, when=when, spider=spider, args=args, jitter=jitter)
+
+
+def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    """(spider, args) for a crawl, (None, ()) for a seal."""
+    spider, seal, args = entry.get("spider"), entry.get("seal"), entry.get("args")
+    if (spider is None) == (seal is None):
+        raise ValueError("give exactly one of 'spider = \"NAME\"' (a crawl) or 'seal = true'")
+    if seal is not None:
+        if seal is not True:
+            raise ValueError("'seal' must be true (leave it out for a crawl)")
+        if args is not None:
+            raise ValueError("'args' belongs to crawls, not to a seal")
+        return None, ()
+    if not isinstance(spider, str) or not _SPIDER.fullmatch(spider):
+        raise ValueError(f"'spider' must be a spider name, got {spider!r}")
+    if args is None:
+        return spider, ()
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ValueError('\'args\' must be a list of strings, e.g. ["-a", "vendor=openai"]')
+    return spider, tuple(args)
+
+
+def _parse_jitter(jitter: Any) -> int | None:
+    if jitter is None:
+        return None
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or jitter < 0:
+        raise ValueError(f"'jitter' must be a whole number of seconds >= 0, got {jitter!r}")
+    return jitter or None
+
+
+def _parse_trigger(entry: dict[str, Any], jitter: int | None) -> tuple[BaseTrigger, str]:
+    """The APScheduler trigger and a short description such as "cron '0 6 * * 1-5' UTC"."""
+    cron, every, zone = entry.get("cron"), entry.get("every"), entry.get("timezone")
+    if (cron is None) == (every is None):
+        raise ValueError(
+            "give exactly one trigger: 'cron = \"M H DoM Mon DoW\"' or 'every = \"15m\"'"
+        )
+    if every is not None:
+        if zone is not None:
+            raise ValueError("'timezone' applies to 'cron' only; an 'every' interval has none")
+        if not isinstance(every, str):
+            raise ValueError(f"'every' must be a string such as \"15m\", got {every!r}")
+        return interval_trigger(parse_duration(every), jitter), f"every {every}"
+    if not isinstance(cron, str):
+        raise ValueError(f"'cron' must be a string such as \"0 6 * * 1-5\", got {cron!r}")
+    if zone is not None and not isinstance(zone, str):
+        raise ValueError(f"'timezone' must be a string such as \"Europe/Rome\", got {zone!r}")
+    zone = zone or "UTC"
+    return crontab_trigger(cron, load_timezone(zone), jitter), f"cron '{cron}' {zone}"
