@@ -1,9 +1,153 @@
-"""Errors of the ledger package. Every one derives from LedgerError."""
+"""Errors of the ledger package. Every one derives from LedgerError.
+
+Two families: `VerificationError` (a check failed: exit code 1 in the CLI) and the other
+`LedgerError` subclasses (usage, configuration or I/O problems: exit code 2).
+"""
+
+from __future__ import annotations
 
 
 class LedgerError(Exception):
     """Root of all ledger errors."""
 
 
+# -- usage, input and I/O problems -----------------------------------------------------------------
+
+
+class CanonicalizationError(LedgerError):
+    """A structure cannot be canonical JSON (a float, an int beyond 64 bits, a non-str key, ...)."""
+
+
+class InvalidRecord(LedgerError):
+    """A spider_record or envelope argument does not have the shape FORMAT.md requires."""
+
+
+class KeyFileError(LedgerError):
+    """A signing key file is missing, corrupt, too permissive, or would be overwritten."""
+
+
+class LedgerLocked(LedgerError):
+    """Another writer holds the ledger lock and did not release it within the timeout."""
+
+
+class LedgerNotFound(LedgerError):
+    """The ledger directory or its index does not exist (a reader never creates it)."""
+
+
+class ReadOnlyLedger(LedgerError):
+    """A write was attempted on a ledger opened without a signing key."""
+
+
+class EmptyLedger(LedgerError):
+    """The operation needs at least one leaf (a seal over nothing has no Merkle root)."""
+
+
+class UnknownAxiom(LedgerError):
+    """No leaf of this ledger has that axiom_id."""
+
+
+class NotSealed(LedgerError):
+    """The leaf exists but no seal covers it yet."""
+
+
+class DuplicateAxiom(LedgerError):
+    """An envelope with this axiom_id is already in the ledger (or twice in one batch)."""
+
+
+class IndexCorrupt(LedgerError):
+    """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
+
+
+# -- failed checks ---------------------------------------------------------------------------------
+
+
 class VerificationError(LedgerError):
-    """A check of a receipt, envelope, seal or ledger line failed (exit code 1 in the CLI)."""
+    """A check of a receipt, envelope, seal or ledger line failed (exit code 1 in the CLI).
+
+    `check` names the failed check; `expected` and `computed` are the values it compared.
+    """
+
+    check = "verification"
+
+    def __init__(self, message: str, *, expected: object = None, computed: object = None) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.computed = computed
+
+    def __str__(self) -> str:
+        text = f"check {self.check} failed: {self.args[0]}"
+        if self.expected is not None or self.computed is not None:
+            text += f" (expected {self.expected!r}, computed {self.computed!r})"
+        return text
+
+
+class ReceiptMalformed(VerificationError):
+    """The receipt does not have the crovia.axiom_proof.v1 shape."""
+
+    check = "receipt_shape"
+
+
+class AxiomIdMismatch(VerificationError):
+    """An axiom_id does not equal the one recomputed from the envelope."""
+
+    check = "axiom_id"
+
+
+class SignatureInvalid(VerificationError):
+    """The envelope's ed25519 signature does not verify."""
+
+    check = "envelope_signature"
+
+
+class LeafHashMismatch(VerificationError):
+    """The leaf hash does not equal sha256(0x00 || canonical envelope)."""
+
+    check = "leaf_hash"
+
+
+class ProofMalformed(VerificationError):
+    """The Merkle path has the wrong length, sides, index or encoding (CVE-2012-2459 guards)."""
+
+    check = "merkle_path"
+
+
+class RootMismatch(VerificationError):
+    """The Merkle path does not lead to the sealed root."""
+
+    check = "merkle_root"
+
+
+class SealSignatureInvalid(VerificationError):
+    """The seal's ed25519 signature does not verify under its public key."""
+
+    check = "seal_signature"
+
+
+class KeyIdMismatch(VerificationError):
+    """A key_id does not equal the first 16 hex of sha256 of the public key."""
+
+    check = "key_id"
+
+
+class TrustRootMismatch(VerificationError):
+    """The receipt's trust_root names a different key from the one that signed the seal."""
+
+    check = "trust_root"
+
+
+class UntrustedKey(VerificationError):
+    """The signing key is not the key the user pinned."""
+
+    check = "pinned_key"
+
+
+class LineInvalid(VerificationError):
+    """A ledger line is not canonical JSON of an envelope (found by `crovia audit`)."""
+
+    check = "line_canonical"
+
+
+class SealInvalid(VerificationError):
+    """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
+
+    check = "seal"

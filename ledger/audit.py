@@ -1,0 +1,224 @@
+"""`crovia audit`: re-check a whole ledger directory in one streaming pass.
+
+Every line: canonical form, axiom_id, ed25519 signature, leaf hash (folded into an in-memory
+frontier of O(log n) nodes); every seal: signature, key and the Merkle root at its leaf_count.
+Batches of lines are checked on a thread pool: PyNaCl releases the GIL while verifying, so both
+cores work. Only a bounded number of batches is in flight, so memory stays constant whatever the
+ledger's size.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nacl.exceptions
+import nacl.signing
+import orjson
+
+from ledger import merkle, recovery
+from ledger.canonical import check_signable, encode_checked
+from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
+from ledger.exceptions import (
+    AxiomIdMismatch,
+    CanonicalizationError,
+    KeyIdMismatch,
+    LedgerNotFound,
+    LineInvalid,
+    RootMismatch,
+    SealInvalid,
+    SealSignatureInvalid,
+    SignatureInvalid,
+    UntrustedKey,
+)
+from ledger.keys import key_id
+from ledger.seal import seal_signed_bytes
+from ledger.store import LEDGER_FILE, SEALS_FILE
+from ledger.tree import MemoryFrontier
+
+BATCH_LINES = 256
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What a passing audit covered."""
+
+    leaves: int
+    seals: int
+    public_key_hex: str | None
+    seconds: float
+    torn_tail: bool
+
+    @property
+    def signatures_checked(self) -> bool:
+        return self.public_key_hex is not None
+
+
+def audit(
+    directory: str | Path,
+    *,
+    pubkey_hex: str | None = None,
+    workers: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> AuditReport:
+    """Check every leaf and seal of the ledger at `directory`; return a report or raise.
+
+    The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
+    UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
+    report's `public_key_hex` is None. Raises the VerificationError of the first bad leaf or seal,
+    its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
+    """
+    directory = Path(directory)
+    jsonl = directory / LEDGER_FILE
+    if not jsonl.exists():
+        raise LedgerNotFound(f"no ledger at {directory}")
+    started = time.monotonic()
+    seals = list(recovery.iter_lines(directory / SEALS_FILE))
+    key_hex = pubkey_hex.lower() if pubkey_hex else _first_seal_key(seals)
+    checker = _SealChecker(seals, key_hex)
+    frontier, leaves = MemoryFrontier(), 0
+    verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for digests in _checked_batches(pool, jsonl, verify_key, workers):
+            for digest in digests:
+                merkle.append_leaf(frontier, leaves, digest)
+                leaves += 1
+                checker.at(leaves, frontier)
+            if progress is not None:
+                progress(leaves)
+    checker.finish(leaves)
+    torn = jsonl.stat().st_size != recovery.complete_size(jsonl)
+    return AuditReport(leaves, len(seals), key_hex, time.monotonic() - started, torn)
+
+
+def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None) -> bytes:
+    """Check one ledger line; return its leaf hash. Raises the VerificationError naming the leaf."""
+    try:
+        envelope = orjson.loads(line)
+        check_signable(envelope)
+        canonical = encode_checked(envelope)
+    except (orjson.JSONDecodeError, CanonicalizationError) as exc:
+        raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
+    if canonical != line or type(envelope) is not dict:
+        raise LineInvalid(f"leaf {leaf_index}: line is not in canonical form")
+    computed = axiom_id_of(envelope)
+    if envelope.get("axiom_id") != computed:
+        raise AxiomIdMismatch(
+            f"leaf {leaf_index}: axiom_id", expected=envelope.get("axiom_id"), computed=computed
+        )
+    if key is not None:
+        _check_signature(envelope, leaf_index, key)
+    return merkle.leaf_hash(line)
+
+
+def _check_signature(
+    envelope: dict[str, Any], leaf_index: int, key: nacl.signing.VerifyKey
+) -> None:
+    claimed = envelope.get("signature")
+    try:
+        if not isinstance(claimed, str) or not claimed.startswith(SIGNATURE_PREFIX):
+            raise ValueError("no ed25519: prefix")
+        key.verify(signed_bytes(envelope), bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
+    except (ValueError, nacl.exceptions.BadSignatureError):
+        raise SignatureInvalid(
+            f"leaf {leaf_index}: envelope signature does not verify",
+            expected="valid ed25519 signature",
+            computed=claimed,
+        ) from None
+
+
+def _checked_batches(
+    pool: ThreadPoolExecutor, jsonl: Path, key: nacl.signing.VerifyKey | None, workers: int
+) -> Iterator[list[bytes]]:
+    """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
+    in_flight: deque[Future[list[bytes]]] = deque()
+    for start, lines in _batches(jsonl):
+        in_flight.append(pool.submit(_check_batch, lines, start, key))
+        if len(in_flight) >= 2 * workers:
+            yield in_flight.popleft().result()
+    while in_flight:
+        yield in_flight.popleft().result()
+
+
+def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None) -> list[bytes]:
+    return [check_line(line, start + i, key) for i, line in enumerate(lines)]
+
+
+def _batches(jsonl: Path) -> Iterator[tuple[int, list[bytes]]]:
+    batch: list[bytes] = []
+    start = 0
+    for _offset, line in recovery.iter_lines(jsonl):
+        batch.append(line)
+        if len(batch) == BATCH_LINES:
+            yield start, batch
+            start, batch = start + len(batch), []
+    if batch:
+        yield start, batch
+
+
+class _SealChecker:
+    """Checks each seal when the leaf stream reaches its leaf_count."""
+
+    def __init__(self, seal_lines: list[tuple[int, bytes]], key_hex: str | None) -> None:
+        numbered = enumerate((orjson.loads(line) for _offset, line in seal_lines), start=1)
+        self._seals = deque(numbered)  # numbered as lines of seals.jsonl, from 1
+        self._key_hex = key_hex
+        self._previous_count = 0
+
+    def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
+        while self._seals and self._seals[0][1].get("leaf_count") == leaf_count:
+            number, seal = self._seals.popleft()
+            self._check(number, seal)
+            computed = merkle.root(leaf_count, frontier).hex()
+            if seal["merkle_root"] != computed:
+                raise RootMismatch(
+                    f"seals.jsonl line {number} (leaf_count {leaf_count}): merkle_root",
+                    expected=seal["merkle_root"],
+                    computed=computed,
+                )
+
+    def finish(self, leaf_count: int) -> None:
+        if self._seals:
+            number, seal = self._seals[0]
+            raise SealInvalid(
+                f"seals.jsonl line {number} covers leaf_count {seal.get('leaf_count')!r}, not a"
+                f" count the ledger passed through in order (it has {leaf_count} leaves)"
+            )
+
+    def _check(self, number: int, seal: dict[str, Any]) -> None:
+        count = seal["leaf_count"]
+        if type(count) is not int or count <= self._previous_count:
+            raise SealInvalid(f"seals.jsonl line {number}: leaf_count {count!r} does not grow")
+        self._previous_count = count
+        public = seal.get("public_key_hex", "")
+        if public != self._key_hex:
+            raise UntrustedKey(
+                f"seals.jsonl line {number}: signed by another key",
+                expected=self._key_hex,
+                computed=public,
+            )
+        try:
+            key = nacl.signing.VerifyKey(bytes.fromhex(public))
+            key.verify(seal_signed_bytes(seal), bytes.fromhex(seal.get("signature", "")))
+        except (ValueError, nacl.exceptions.BadSignatureError):
+            raise SealSignatureInvalid(
+                f"seals.jsonl line {number}: signature does not verify",
+                computed=seal.get("signature"),
+            ) from None
+        if seal.get("key_id") != key_id(bytes.fromhex(public)):
+            raise KeyIdMismatch(
+                f"seals.jsonl line {number}: key_id",
+                expected=seal.get("key_id"),
+                computed=key_id(bytes.fromhex(public)),
+            )
+
+
+def _first_seal_key(seal_lines: list[tuple[int, bytes]]) -> str | None:
+    if not seal_lines:
+        return None
+    return orjson.loads(seal_lines[0][1]).get("public_key_hex")

@@ -1,0 +1,79 @@
+"""Canonical JSON: the one byte encoding that ids, signatures and leaf hashes are computed over.
+
+FORMAT.md's rule is the stdlib call in `canonical_json_stdlib`. `canonical_json` produces the same
+bytes with orjson (much faster); the two agree on str, int (64-bit), bool, None, list and dict,
+which is all a signed structure may hold, so both refuse floats and out-of-range ints
+(tests/ledger/test_canonical.py holds them equal).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from ledger.exceptions import CanonicalizationError
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1  # orjson's range: i64 below zero, u64 above
+_SCALARS = (str, bool, type(None))
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Encode `obj` as canonical JSON bytes (sorted keys, no spaces, UTF-8, no NaN).
+
+    Raises CanonicalizationError for a float, an int outside 64 bits, a non-str key or any other
+    type.
+    """
+    check_signable(obj)
+    return encode_checked(obj)
+
+
+def encode_checked(obj: Any) -> bytes:
+    """Encode an object already passed through `check_signable` (skips the walk on hot paths)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise CanonicalizationError(f"cannot canonicalize: {exc}") from exc
+
+
+def canonical_json_stdlib(obj: Any) -> bytes:
+    """FORMAT.md's reference rule, with the stdlib. Slow; the tests compare it with
+    `canonical_json`.
+    """
+    check_signable(obj)
+    text = json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: not representable in UTF-8
+        raise CanonicalizationError(f"string is not valid UTF-8: {exc}") from exc
+
+
+def check_signable(obj: Any) -> None:
+    """Raise CanonicalizationError unless `obj` holds only str, 64-bit int, bool, None, list, dict.
+
+    Exact types only: a subclass (an IntEnum, a str subclass) could encode differently elsewhere.
+    """
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, value in item.items():
+                if type(key) is not str:
+                    raise CanonicalizationError(f"dict key {key!r} is not a string")
+                stack.append(value)
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is int:
+            if not _INT_MIN <= item <= _INT_MAX:
+                raise CanonicalizationError(f"integer {item} is beyond 64 bits")
+        elif kind is float:
+            raise CanonicalizationError(
+                f"float {item!r} in a signed structure (encoders disagree on floats)"
+            )
+        elif kind not in _SCALARS:
+            raise CanonicalizationError(f"value of type {kind.__name__} cannot be signed")

@@ -1,0 +1,83 @@
+"""Ed25519 signing keys on disk, and key ids.
+
+Key file format: the 32-byte ed25519 seed as 64 lowercase hex characters and one newline, mode 0600.
+Nothing here logs or returns key material as text; errors name the file, never its content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import nacl.signing
+
+from ledger.exceptions import KeyFileError
+
+SEED_BYTES = 32
+
+
+def key_id(verify_key_bytes: bytes) -> str:
+    """First 16 hex characters of sha256 of the raw 32-byte ed25519 public key (FORMAT.md)."""
+    return hashlib.sha256(bytes(verify_key_bytes)).hexdigest()[:16]
+
+
+def public_key_hex(signing_key: nacl.signing.SigningKey) -> str:
+    """Hex of the raw 32-byte public key of `signing_key`."""
+    return bytes(signing_key.verify_key).hex()
+
+
+def generate_signing_key(path: str | os.PathLike[str]) -> nacl.signing.SigningKey:
+    """Create a new key file at `path` (mode 0600, parents created) and return the key.
+
+    The file is created with O_EXCL and mode 0600 in one call, so it never exists with a looser
+    mode. Raises KeyFileError if `path` already exists (a key is never overwritten).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = nacl.signing.SigningKey.generate()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError as exc:
+        raise KeyFileError(f"{path} already exists; refusing to overwrite a key") from exc
+    with os.fdopen(fd, "w") as out:
+        os.fchmod(out.fileno(), 0o600)  # the umask can only narrow 0600, but be explicit
+        out.write(bytes(key).hex() + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    return key
+
+
+def load_signing_key(path: str | os.PathLike[str]) -> nacl.signing.SigningKey:
+    """Load the key at `path`.
+
+    Raises KeyFileError when the file is missing, is readable or writable by group or others (the
+    message says `chmod 600 PATH`), or does not hold exactly one 64-hex-character seed.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as src:
+            mode = os.fstat(src.fileno()).st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise KeyFileError(
+                    f"{path} is accessible by group or others (mode {stat.S_IMODE(mode):o}); "
+                    f"run `chmod 600 {path}`"
+                )
+            raw = src.read(4 * SEED_BYTES)
+    except FileNotFoundError as exc:
+        raise KeyFileError(f"no signing key at {path}; create one with `crovia keygen`") from exc
+    except IsADirectoryError as exc:
+        raise KeyFileError(f"{path} is a directory, not a key file") from exc
+    return nacl.signing.SigningKey(_parse_seed(raw, path))
+
+
+def _parse_seed(raw: bytes, path: Path) -> bytes:
+    text = raw.strip()
+    if len(text) != 2 * SEED_BYTES:
+        raise KeyFileError(f"{path} is not a crovia key file (expected 64 hex characters)")
+    try:
+        return bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        # `from None`: the chained error could quote the file's content, which is key material
+        raise KeyFileError(f"{path} is not a crovia key file (not hex)") from None

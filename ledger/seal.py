@@ -1,0 +1,60 @@
+"""Signed seals (`crovia.seal.v1`): a Merkle root over the whole ledger at a leaf count.
+
+The signature covers canonical_json(seal minus {signature, sig_algorithm}), hex without prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nacl.signing
+
+from ledger.canonical import canonical_json
+from ledger.envelope import utc_now_seconds
+from ledger.keys import key_id, public_key_hex
+
+SEAL_SCHEMA = "crovia.seal.v1"
+SEAL_KIND = "substrate_batch"
+SEAL_FAMILY_VERSION = "crovia-seal-family/1"
+SIG_ALGORITHM = "ed25519"
+SIGNER_VERSION = "crovia-ledger/0.1.0"
+
+
+def seal_signed_bytes(seal: dict[str, Any]) -> bytes:
+    """The bytes a seal signature covers."""
+    return canonical_json(
+        {k: v for k, v in seal.items() if k not in ("signature", "sig_algorithm")}
+    )
+
+
+def build_seal(
+    *,
+    key: nacl.signing.SigningKey,
+    leaf_count: int,
+    merkle_root: bytes,
+    jsonl_path: str,
+    run_id: str,
+    first: tuple[str, str],
+    last: tuple[str, str],
+) -> dict[str, Any]:
+    """A signed seal; `first`, `last` = (receipt_hash, collector run id) at the batch's ends."""
+    seal = {
+        "first_collector_run_id": first[1],
+        "first_receipt_hash": first[0],
+        "jsonl_path": jsonl_path,
+        "key_id": key_id(bytes(key.verify_key)),
+        "last_collector_run_id": last[1],
+        "last_receipt_hash": last[0],
+        "leaf_count": leaf_count,
+        "merkle_root": merkle_root.hex(),
+        "public_key_hex": public_key_hex(key),
+        "run_id": run_id,
+        "schema": SEAL_SCHEMA,
+        "seal_family_version": SEAL_FAMILY_VERSION,
+        "seal_kind": SEAL_KIND,
+        "sealed_at": utc_now_seconds(),
+        "signer_version": SIGNER_VERSION,
+    }
+    seal["signature"] = key.sign(seal_signed_bytes(seal)).signature.hex()
+    seal["sig_algorithm"] = SIG_ALGORITHM
+    return seal

@@ -1,0 +1,372 @@
+"""The ledger directory: append-only JSONL ledger, seals, runs, derived index and Merkle nodes.
+
+Layout (docs/ledger.md): axiom_ledger.jsonl (line n = leaf n), seals.jsonl, runs.jsonl,
+index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/. Opened with a signing key, a Ledger is
+the single writer (exclusive lock, crash recovery on open); without one it is a reader that never
+writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import nacl.signing
+import orjson
+
+from ledger import lock, merkle, recovery
+from ledger.canonical import check_signable, encode_checked
+from ledger.envelope import sign_envelope
+from ledger.exceptions import (
+    DuplicateAxiom,
+    EmptyLedger,
+    LedgerNotFound,
+    NotSealed,
+    ReadOnlyLedger,
+    UnknownAxiom,
+)
+from ledger.index import IndexEntry, LedgerIndex, row_for
+from ledger.receipt import build_receipt
+from ledger.seal import build_seal
+from ledger.tree import FileNodeStore
+
+LEDGER_FILE = "axiom_ledger.jsonl"
+SEALS_FILE = "seals.jsonl"
+RUNS_FILE = "runs.jsonl"
+INDEX_FILE = "index.sqlite"
+TREE_DIR = "tree"
+LOCK_FILE = "ledger.lock"
+QUARANTINE_DIR = "quarantine"
+# anchors[0]: the chain is this ledger and the height is the leaf index; the proof and root live in
+# the receipt (they do not exist yet when the envelope is signed), and the anchor says so.
+ANCHOR_CHAIN = "crovia.axiom_ledger"
+ANCHOR_SEE_RECEIPT = {
+    "merkle_proof": "see receipt merkle_proof",
+    "root_at_anchor": "see receipt seal.merkle_root",
+}
+
+__all__ = ["IndexEntry", "Issued", "Ledger"]
+
+
+class Issued(NamedTuple):
+    """One envelope made durable by `Ledger.issue`."""
+
+    leaf_index: int
+    axiom_id: str
+    leaf_hash: str
+
+
+class Ledger:
+    """One ledger directory. Use `Ledger.open(...)`, as a context manager."""
+
+    def __init__(self, directory: Path, signing_key: nacl.signing.SigningKey | None) -> None:
+        self.directory = directory
+        self.jsonl_path = directory / LEDGER_FILE
+        self._key = signing_key
+        self._lock_fd: int | None = None
+        self._index: LedgerIndex | None = None
+        self._nodes: FileNodeStore | None = None
+        self._seal_every: int | None = None
+        self._leaf_count = 0
+        self._last_seal: dict[str, Any] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        signing_key: nacl.signing.SigningKey | None = None,
+        lock_timeout: float = 60.0,
+        seal_every: int | None = None,
+        writer: bool | None = None,
+    ) -> Ledger:
+        """Open a ledger as the writer (with `signing_key`) or as a reader (without).
+
+        The writer creates the directory, takes the lock (raises LedgerLocked after `lock_timeout`
+        seconds) and runs crash recovery. A reader raises LedgerNotFound when there is no ledger.
+        `writer=True` without a key opens for maintenance (`rebuild_index`): locked, but cannot
+        sign.
+        """
+        ledger = cls(Path(directory).absolute(), signing_key)
+        ledger._seal_every = seal_every
+        try:
+            if writer or (writer is None and signing_key is not None):
+                ledger._open_writer(lock_timeout)
+            else:
+                ledger._open_reader()
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the lock and close files. Idempotent."""
+        for resource in (self._index, self._nodes):
+            if resource is not None:
+                resource.close()
+        self._index = self._nodes = None
+        if self._lock_fd is not None:
+            lock.release(self._lock_fd)
+            self._lock_fd = None
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    @property
+    def leaf_count(self) -> int:
+        """Leaves durable and indexed (a reader sees the count at open)."""
+        return self._leaf_count
+
+    @property
+    def writable(self) -> bool:
+        """True when this Ledger holds the writer lock."""
+        return self._lock_fd is not None
+
+    def latest_for_target(self, target_id: str) -> IndexEntry | None:
+        """The newest leaf whose subject.target_id is `target_id`, or None (an index lookup)."""
+        return self._index.latest_for_target(target_id)
+
+    def envelope(self, leaf_index: int) -> dict[str, Any]:
+        """The full envelope at `leaf_index`. Raises UnknownAxiom when there is no such leaf."""
+        row = self._index.leaf(leaf_index) if leaf_index < self._leaf_count else None
+        if row is None:
+            raise UnknownAxiom(f"no leaf {leaf_index} (the ledger has {self._leaf_count})")
+        return orjson.loads(self._read_line(row.offset, row.length))
+
+    def last_seal(self) -> dict[str, Any] | None:
+        """The newest seal, or None."""
+        return self._last_seal
+
+    def seals(self) -> Iterator[dict[str, Any]]:
+        """Every seal, oldest first (a torn last line is skipped)."""
+        for _offset, line in recovery.iter_lines(self.directory / SEALS_FILE):
+            yield orjson.loads(line)
+
+    def runs(self) -> Iterator[dict[str, Any]]:
+        """Every run record, oldest first (a torn last line is skipped)."""
+        for _offset, line in recovery.iter_lines(self.directory / RUNS_FILE):
+            yield orjson.loads(line)
+
+    def receipt(self, axiom_id: str) -> dict[str, Any]:
+        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it.
+
+        Raises UnknownAxiom when no leaf has that id, NotSealed when no seal covers it yet.
+        """
+        row = self._index.by_axiom(axiom_id)
+        if row is None or row.leaf_index >= self._leaf_count:
+            raise UnknownAxiom(f"{axiom_id} is not in the ledger at {self.directory}")
+        seal = self._last_seal
+        if seal is None or seal["leaf_count"] <= row.leaf_index:
+            raise NotSealed(
+                f"{axiom_id} (leaf {row.leaf_index}) is not sealed yet; "
+                f"run `crovia seal --ledger-dir {self.directory}`"
+            )
+        line = self._read_line(row.offset, row.length)
+        path = merkle.inclusion_path(row.leaf_index, seal["leaf_count"], self._nodes)
+        return build_receipt(
+            envelope=orjson.loads(line),
+            leaf_index=row.leaf_index,
+            leaf_hash=merkle.leaf_hash(line),
+            ledger_path=str(self.jsonl_path),
+            path=path,
+            seal=seal,
+        )
+
+    def merkle_root(self, leaf_count: int | None = None) -> bytes:
+        """The root over the first `leaf_count` leaves (default all). Raises EmptyLedger for 0."""
+        leaf_count = self._leaf_count if leaf_count is None else leaf_count
+        if leaf_count < 1:
+            raise EmptyLedger("the ledger has no leaves")
+        return merkle.root(leaf_count, self._nodes)
+
+    def stats(self) -> dict[str, Any]:
+        """Leaves, seals, the last seal, per-vendor leaf counts and runs."""
+        last = self._last_seal
+        return {
+            "directory": str(self.directory),
+            "leaves": self._leaf_count,
+            "seals": sum(1 for _ in recovery.iter_lines(self.directory / SEALS_FILE)),
+            "last_seal": None
+            if last is None
+            else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
+            "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
+            "vendors": self._index.vendor_counts(),
+            "runs": sum(1 for _ in recovery.iter_lines(self.directory / RUNS_FILE)),
+        }
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def issue(self, envelopes: Sequence[Mapping[str, Any]]) -> list[Issued]:
+        """Sign and append unsigned envelopes; return after one fsync, with each leaf's position.
+
+        Raises ReadOnlyLedger for a reader, CanonicalizationError for a float or other unsignable
+        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch.
+        Nothing is written unless every envelope of the batch is acceptable.
+        """
+        key = self._writer_key()
+        start, offset = self._leaf_count, self.jsonl_path.stat().st_size
+        lines, rows, issued, seen = [], [], [], set()
+        for leaf_index, envelope in enumerate(envelopes, start):
+            check_signable(envelope)
+            anchors = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
+            full = sign_envelope(envelope, anchors, key)
+            self._refuse_duplicate(full["axiom_id"], seen)
+            line = encode_checked(full) + b"\n"
+            rows.append(row_for(full, leaf_index, offset, len(line) - 1))
+            offset += len(line)
+            lines.append(line)
+            issued.append(Issued(leaf_index, full["axiom_id"], merkle.leaf_hash(line[:-1]).hex()))
+        if not lines:
+            return []
+        _append_durably(self.jsonl_path, b"".join(lines))
+        self._after_append(issued, rows)
+        if self._seal_every and self._unsealed() >= self._seal_every:
+            self.seal()
+        return issued
+
+    def seal(self, *, run_id: str | None = None) -> dict[str, Any]:
+        """Cut a signed seal over the whole ledger and make it durable in seals.jsonl.
+
+        With no leaf added since the newest seal, that seal already covers everything: it is
+        returned and nothing is written. Raises EmptyLedger on a ledger with no leaves,
+        ReadOnlyLedger for a reader.
+        """
+        key = self._writer_key()
+        if self._leaf_count == 0:
+            raise EmptyLedger("nothing to seal: the ledger has no leaves")
+        if self._unsealed() == 0:
+            return self._last_seal
+        first = self._index.leaf(self._leaf_count - self._unsealed())
+        last = self._index.leaf(self._leaf_count - 1)
+        seal = build_seal(
+            key=key,
+            leaf_count=self._leaf_count,
+            merkle_root=self.merkle_root(),
+            jsonl_path=str(self.jsonl_path),
+            run_id=run_id or f"seal_{self._leaf_count}",
+            first=(first.receipt_hash, first.run_hash),
+            last=(last.receipt_hash, last.run_hash),
+        )
+        _append_durably(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
+        self._last_seal = seal
+        return seal
+
+    def append_run(self, record: Mapping[str, Any]) -> None:
+        """Append one run record to runs.jsonl, durably (fsync before returning).
+
+        Encoded with FORMAT.md's canonical rule through the stdlib, so unsigned run statistics may
+        hold floats; raises ValueError for NaN or infinity, TypeError for values JSON cannot hold.
+        """
+        self._require_lock()
+        text = json.dumps(
+            record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        _append_durably(self.directory / RUNS_FILE, text.encode("utf-8") + b"\n")
+
+    def rebuild_index(self) -> int:
+        """Rebuild the index and the Merkle node files from the JSONL; return the leaf count.
+
+        Raises ReadOnlyLedger unless opened as the writer (a key, or `writer=True`).
+        """
+        self._require_lock()
+        self._index.truncate(0)
+        for level in self._nodes.levels():
+            self._nodes.truncate(level, 0)
+        self._recover()
+        return self._leaf_count
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _open_reader(self) -> None:
+        if not (self.directory / INDEX_FILE).exists():
+            raise LedgerNotFound(
+                f"no ledger at {self.directory} (or no index: run `crovia reindex` as the writer)"
+            )
+        self._index = LedgerIndex(self.directory / INDEX_FILE, writable=False)
+        self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=False)
+        self._leaf_count = self._index.count()
+        self._last_seal = _last_line(self.directory / SEALS_FILE)
+
+    def _open_writer(self, lock_timeout: float) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = lock.acquire(self.directory / LOCK_FILE, lock_timeout)
+        self.jsonl_path.touch()
+        self._index = LedgerIndex(self.directory / INDEX_FILE, writable=True)
+        self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=True)
+        self._recover()
+
+    def _recover(self) -> None:
+        quarantine = self.directory / QUARANTINE_DIR
+        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE):
+            recovery.quarantine_torn_tail(self.directory / name, quarantine)
+        self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
+        recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
+        self._last_seal = _last_line(self.directory / SEALS_FILE)
+
+    def _after_append(self, issued: list[Issued], rows: list) -> None:
+        for item in issued:
+            merkle.append_leaf(self._nodes, item.leaf_index, bytes.fromhex(item.leaf_hash))
+        self._nodes.flush()
+        self._index.add(rows)
+        self._leaf_count += len(issued)
+
+    def _refuse_duplicate(self, axiom_id: str, seen: set[str]) -> None:
+        if axiom_id in seen or self._index.by_axiom(axiom_id) is not None:
+            raise DuplicateAxiom(
+                f"{axiom_id} is already in the ledger (same envelope issued twice)"
+            )
+        seen.add(axiom_id)
+
+    def _unsealed(self) -> int:
+        return self._leaf_count - (self._last_seal["leaf_count"] if self._last_seal else 0)
+
+    def _writer_key(self) -> nacl.signing.SigningKey:
+        self._require_lock()
+        if self._key is None:
+            raise ReadOnlyLedger(f"{self.directory} was opened without a signing key: cannot sign")
+        return self._key
+
+    def _require_lock(self) -> None:
+        if self._lock_fd is None:
+            raise ReadOnlyLedger(f"{self.directory} was opened read-only (no writer lock)")
+
+    def _read_line(self, offset: int, length: int) -> bytes:
+        with open(self.jsonl_path, "rb") as src:
+            return os.pread(src.fileno(), length, offset)
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    """Append `data` at the end of `path` and fsync before returning."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _last_line(path: Path) -> dict[str, Any] | None:
+    """The last complete line of a JSONL file, parsed; None when there is none."""
+    if not path.exists():
+        return None
+    with open(path, "rb") as src:
+        size = src.seek(0, os.SEEK_END)
+        window = 1 << 14
+        while True:
+            start = max(0, size - window)
+            src.seek(start)
+            chunk = src.read(size - start)
+            lines = chunk[: chunk.rfind(b"\n") + 1].splitlines()
+            if len(lines) >= 2 or start == 0:
+                return orjson.loads(lines[-1]) if lines else None
+            window *= 4

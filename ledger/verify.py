@@ -1,0 +1,323 @@
+"""The offline verifier of receipts (FORMAT.md "What a verifier checks").
+
+Each failed check raises its own VerificationError subclass carrying `check`, `expected` and
+`computed`; success returns a Verdict. Nothing here reads the ledger: a receipt and, ideally, a
+pinned key suffice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import nacl.exceptions
+import nacl.signing
+
+from ledger import merkle
+from ledger.canonical import canonical_json
+from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
+from ledger.exceptions import (
+    AxiomIdMismatch,
+    CanonicalizationError,
+    KeyIdMismatch,
+    LeafHashMismatch,
+    ProofMalformed,
+    ReceiptMalformed,
+    RootMismatch,
+    SealSignatureInvalid,
+    SignatureInvalid,
+    TrustRootMismatch,
+    UntrustedKey,
+)
+from ledger.keys import key_id as key_id_of
+from ledger.receipt import CANONICALIZATION, MERKLE_PROOF_PARAMS, RECEIPT_SCHEMA
+from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX128 = re.compile(r"[0-9a-f]{128}")
+RECEIPT_KEYS = frozenset(
+    [
+        "_canonicalization",
+        "axiom_id",
+        "bitcoin_anchor",
+        "envelope",
+        "ledger",
+        "merkle_proof",
+        "schema",
+        "seal",
+        "trust_root",
+        "verifier",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A receipt that passed every check. `key_pinned` is False when no trusted key was given."""
+
+    axiom_id: str
+    leaf_index: int
+    leaf_count: int
+    merkle_root: str
+    key_id: str
+    public_key_hex: str
+    key_pinned: bool
+    checks: tuple[str, ...]
+
+
+def verify_receipt(
+    receipt: Mapping[str, Any], *, pubkey_hex: str | None = None, key_id: str | None = None
+) -> Verdict:
+    """Check `receipt` offline: return a Verdict or raise the first failed check's error.
+
+    `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
+    the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
+    """
+    _check_shape(receipt)
+    envelope, seal = receipt["envelope"], receipt["seal"]
+    verify_key = _seal_key(seal)
+    checks = [
+        _check_axiom_id(receipt),
+        _check_envelope_signature(envelope, verify_key),
+        _check_leaf_hash(receipt),
+        _check_path(receipt),
+        _check_seal(seal, verify_key),
+        _check_trust_root(receipt),
+    ]
+    pinned = _check_pinned(seal, pubkey_hex, key_id)
+    if pinned:
+        checks.append("pinned_key")
+    return Verdict(
+        axiom_id=receipt["axiom_id"],
+        leaf_index=receipt["ledger"]["leaf_index"],
+        leaf_count=seal["leaf_count"],
+        merkle_root=seal["merkle_root"],
+        key_id=seal["key_id"],
+        public_key_hex=seal["public_key_hex"],
+        key_pinned=pinned,
+        checks=tuple(checks),
+    )
+
+
+def _check_shape(receipt: Mapping[str, Any]) -> None:
+    if not isinstance(receipt, Mapping):
+        raise ReceiptMalformed(
+            "a receipt is a JSON object", expected="object", computed=type(receipt).__name__
+        )
+    if set(receipt) != RECEIPT_KEYS:
+        raise ReceiptMalformed(
+            "top-level keys", expected=sorted(RECEIPT_KEYS), computed=sorted(receipt)
+        )
+    _expect(receipt["schema"] == RECEIPT_SCHEMA, "schema", RECEIPT_SCHEMA, receipt["schema"])
+    _expect(
+        receipt["_canonicalization"] == CANONICALIZATION,
+        "_canonicalization rules",
+        CANONICALIZATION,
+        receipt["_canonicalization"],
+    )
+    for name, kind in (
+        ("envelope", dict),
+        ("seal", dict),
+        ("ledger", dict),
+        ("merkle_proof", dict),
+        ("trust_root", dict),
+        ("axiom_id", str),
+    ):
+        _expect(
+            isinstance(receipt[name], kind),
+            f"{name} type",
+            kind.__name__,
+            type(receipt[name]).__name__,
+        )
+    seal = receipt["seal"]
+    for name, kind in (
+        ("leaf_count", int),
+        ("merkle_root", str),
+        ("public_key_hex", str),
+        ("key_id", str),
+        ("signature", str),
+        ("sig_algorithm", str),
+    ):
+        _expect(
+            type(seal.get(name)) is kind,
+            f"seal.{name} type",
+            kind.__name__,
+            type(seal.get(name)).__name__,
+        )
+    _expect(
+        type(receipt["ledger"].get("leaf_index")) is int,
+        "ledger.leaf_index type",
+        "int",
+        type(receipt["ledger"].get("leaf_index")).__name__,
+    )
+    try:
+        canonical_json(receipt["envelope"])
+    except CanonicalizationError as exc:
+        raise ReceiptMalformed(f"envelope is not signable JSON: {exc}") from exc
+
+
+def _expect(ok: bool, what: str, expected: object, computed: object) -> None:
+    if not ok:
+        raise ReceiptMalformed(what, expected=expected, computed=computed)
+
+
+def _seal_key(seal: Mapping[str, Any]) -> nacl.signing.VerifyKey:
+    key_hex = seal["public_key_hex"]
+    if not _HEX64.fullmatch(key_hex):
+        raise ReceiptMalformed(
+            "seal.public_key_hex is not 64 hex", expected="64 hex", computed=key_hex
+        )
+    return nacl.signing.VerifyKey(bytes.fromhex(key_hex))
+
+
+def _check_axiom_id(receipt: Mapping[str, Any]) -> str:
+    envelope = receipt["envelope"]
+    computed = axiom_id_of(envelope)
+    for where, claimed in (
+        ("envelope.axiom_id", envelope.get("axiom_id")),
+        ("axiom_id", receipt["axiom_id"]),
+    ):
+        if claimed != computed:
+            raise AxiomIdMismatch(
+                f"{where} does not match the envelope", expected=claimed, computed=computed
+            )
+    return "axiom_id"
+
+
+def _check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+    claimed = envelope.get("signature")
+    if (
+        not isinstance(claimed, str)
+        or not claimed.startswith(SIGNATURE_PREFIX)
+        or not _HEX128.fullmatch(claimed[len(SIGNATURE_PREFIX) :])
+    ):
+        raise SignatureInvalid(
+            "envelope.signature is not ed25519:<128 hex>",
+            expected="ed25519:<hex>",
+            computed=claimed,
+        )
+    try:
+        key.verify(signed_bytes(envelope), bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
+    except nacl.exceptions.BadSignatureError:
+        raise SignatureInvalid(
+            "envelope signature does not verify under seal.public_key_hex",
+            expected="valid ed25519 signature",
+            computed=claimed,
+        ) from None
+    return "envelope_signature"
+
+
+def _check_leaf_hash(receipt: Mapping[str, Any]) -> str:
+    computed = merkle.leaf_hash(canonical_json(receipt["envelope"])).hex()
+    claimed = receipt["ledger"].get("leaf_hash")
+    if claimed != computed:
+        raise LeafHashMismatch("ledger.leaf_hash", expected=claimed, computed=computed)
+    return "leaf_hash"
+
+
+def _check_path(receipt: Mapping[str, Any]) -> str:
+    proof, seal = receipt["merkle_proof"], receipt["seal"]
+    index, count = receipt["ledger"]["leaf_index"], seal["leaf_count"]
+    params = {k: proof.get(k) for k in MERKLE_PROOF_PARAMS}
+    if params != MERKLE_PROOF_PARAMS:
+        raise ProofMalformed(
+            "merkle_proof parameters", expected=MERKLE_PROOF_PARAMS, computed=params
+        )
+    if not 0 <= index < count:
+        raise ProofMalformed("leaf_index < leaf_count", expected=f"< {count}", computed=index)
+    steps = _path_steps(proof.get("path"), index, merkle.tree_height(count))
+    leaf = bytes.fromhex(receipt["ledger"]["leaf_hash"])
+    computed = merkle.root_from_path(leaf, index, steps).hex()
+    if computed != seal["merkle_root"]:
+        raise RootMismatch(
+            "path does not lead to seal.merkle_root",
+            expected=seal["merkle_root"],
+            computed=computed,
+        )
+    return "merkle_path"
+
+
+def _path_steps(path: object, index: int, height: int) -> list[tuple[bytes, str]]:
+    if not isinstance(path, list) or len(path) != height:
+        computed = len(path) if isinstance(path, list) else type(path).__name__
+        raise ProofMalformed(
+            "path length = ceil(log2 leaf_count)", expected=height, computed=computed
+        )
+    steps = []
+    for level, step in enumerate(path):
+        side = merkle.LEFT if (index >> level) & 1 else merkle.RIGHT
+        if not isinstance(step, dict) or set(step) != {"sibling", "side"}:
+            raise ProofMalformed(f"path[{level}] shape", expected="{sibling, side}", computed=step)
+        if step["side"] != side:
+            raise ProofMalformed(
+                f"path[{level}].side = bit {level} of leaf_index",
+                expected=side,
+                computed=step["side"],
+            )
+        if not isinstance(step["sibling"], str) or not _HEX64.fullmatch(step["sibling"]):
+            raise ProofMalformed(
+                f"path[{level}].sibling is 64 hex", expected="64 hex", computed=step["sibling"]
+            )
+        steps.append((bytes.fromhex(step["sibling"]), side))
+    return steps
+
+
+def _check_seal(seal: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+    if seal["sig_algorithm"] != SIG_ALGORITHM or not _HEX128.fullmatch(seal["signature"]):
+        raise SealSignatureInvalid(
+            "seal signature is not ed25519 hex",
+            expected=SIG_ALGORITHM,
+            computed=seal["sig_algorithm"],
+        )
+    try:
+        key.verify(seal_signed_bytes(dict(seal)), bytes.fromhex(seal["signature"]))
+    except nacl.exceptions.BadSignatureError:
+        raise SealSignatureInvalid(
+            "seal signature does not verify under seal.public_key_hex",
+            expected="valid ed25519 signature",
+            computed=seal["signature"],
+        ) from None
+    computed = key_id_of(bytes(key))
+    if seal["key_id"] != computed:
+        raise KeyIdMismatch("seal.key_id", expected=seal["key_id"], computed=computed)
+    return "seal_signature"
+
+
+def _check_trust_root(receipt: Mapping[str, Any]) -> str:
+    trust, seal = receipt["trust_root"], receipt["seal"]
+    for name, seal_name in (
+        ("public_key_hex", "public_key_hex"),
+        ("key_id", "key_id"),
+        ("signature_algorithm", "sig_algorithm"),
+    ):
+        if trust.get(name) != seal[seal_name]:
+            raise TrustRootMismatch(
+                f"trust_root.{name} names another key than the seal's",
+                expected=seal[seal_name],
+                computed=trust.get(name),
+            )
+    return "trust_root"
+
+
+def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None) -> bool:
+    if pubkey_hex is not None and pubkey_hex.lower() != seal["public_key_hex"]:
+        raise UntrustedKey(
+            "the receipt is signed by another key than the pinned one",
+            expected=pubkey_hex.lower(),
+            computed=seal["public_key_hex"],
+        )
+    if key_id is not None and key_id.lower() != seal["key_id"]:
+        raise UntrustedKey(
+            "the receipt is signed by another key than the pinned key_id",
+            expected=key_id.lower(),
+            computed=seal["key_id"],
+        )
+    return pubkey_hex is not None or key_id is not None
+
+
+def receipt_digest(receipt: Mapping[str, Any]) -> str:
+    """sha256 hex of the canonical receipt (handy to name a receipt file)."""
+    return hashlib.sha256(canonical_json(receipt)).hexdigest()
