@@ -1,0 +1,95 @@
+"""`crovia schedule --list` and the CLI's handling of a bad schedule or bad flags."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from crovia_spider.cli import main
+from tests.schedule.conftest import ROOT, write_schedule
+
+SCHEDULE = """
+[[jobs]]
+name = "newyear"
+spider = "vendor_press"
+args = ["-a", "vendor=openai"]
+cron = "0 0 1 1 *"
+jitter = 60
+
+[[jobs]]
+name = "seal"
+seal = true
+every = "6h"
+"""
+
+
+@pytest.fixture(autouse=True)
+def in_project_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_list_shows_jobs_and_next_fire_times(tmp_path, capsys):
+    path = write_schedule(tmp_path / "s.toml", SCHEDULE)
+    before = datetime.now(UTC)
+    assert main(["schedule", "--list", "--config", str(path)]) == 0
+    header, newyear, seal = capsys.readouterr().out.splitlines()
+    assert header.split() == ["JOB", "NEXT", "(UTC)", "WHEN", "RUNS"]
+    assert re.fullmatch(
+        r"newyear +\d{4}-01-01T00:00:00Z +cron '0 0 1 1 \*' UTC ~60s +"
+        r"scrapy crawl vendor_press -a vendor=openai",
+        newyear,
+    )
+    name, upcoming, *rest = seal.split()
+    assert (name, rest) == ("seal", ["every", "6h", "crovia", "seal"])
+    delay = datetime.strptime(upcoming, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) - before
+    assert timedelta(hours=6) - timedelta(seconds=1) <= delay <= timedelta(hours=6, minutes=1)
+
+
+def test_list_json(tmp_path, capsys):
+    path = write_schedule(tmp_path / "s.toml", SCHEDULE)
+    assert main(["schedule", "--list", "--json", "--config", str(path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["name"] for r in rows] == ["newyear", "seal"]
+    assert rows[0]["next"].endswith("-01-01T00:00:00Z")
+    assert rows[0] | {"next": None} == {
+        "name": "newyear",
+        "next": None,
+        "when": "cron '0 0 1 1 *' UTC",
+        "jitter": 60,
+        "runs": "scrapy crawl vendor_press -a vendor=openai",
+    }
+
+
+def test_list_of_the_default_schedule(capsys):
+    assert main(["schedule", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "crovia seal" in out and "scrapy crawl vendor_press" in out
+
+
+def test_bad_schedule_exits_2_naming_file_and_job(tmp_path, capsys):
+    path = write_schedule(tmp_path / "s.toml", SCHEDULE.replace('"6h"', '"6 hours"'))
+    assert main(["schedule", "--list", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"crovia schedule: error: {path}: job 'seal': bad duration '6 hours'" in err
+
+
+def test_bad_schedule_fails_before_running_anything(tmp_path, capsys):
+    path = write_schedule(tmp_path / "s.toml", "[[jobs]]\nname = 'x'\n")
+    assert main(["schedule", "--config", str(path)]) == 2
+    assert "job 'x': give exactly one of" in capsys.readouterr().err
+
+
+def test_outside_the_project(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["schedule", "--list"]) == 2
+    assert "no scrapy.cfg" in capsys.readouterr().err
+
+
+def test_negative_grace_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["schedule", "--grace", "-1"])
+    assert caught.value.code == 2
+    assert "must be >= 0 seconds" in capsys.readouterr().err
