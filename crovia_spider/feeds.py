@@ -1,0 +1,127 @@
+"""The feed list (`config/feeds.toml`): loading and validation, before any request is sent.
+
+Each `[[feeds]]` table is one feed. Required: `vendor` (an id such as `arxiv_cs_ai`, unique in the
+file) and `url` (http or https). Optional: `spider` (default `vendor_press`), `category` (default
+`news`), `enabled` (default true), `delay` (seconds between requests to this feed's host, at least
+the host's default), `title` and `notes` (free text for people). Unknown keys are errors, so a typo
+cannot silently switch an option off. Data flow: docs/design.md, step 1.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from crovia_spider.exceptions import ConfigError
+
+DEFAULT_SPIDER = "vendor_press"
+DEFAULT_CATEGORY = "news"
+
+# Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
+_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+_KEYS = {"vendor", "url", "spider", "category", "enabled", "delay", "title", "notes"}
+
+
+@dataclass(frozen=True)
+class FeedConfig:
+    """One validated `[[feeds]]` entry."""
+
+    vendor: str
+    url: str
+    spider: str = DEFAULT_SPIDER
+    category: str = DEFAULT_CATEGORY
+    enabled: bool = True
+    delay: float | None = None
+    title: str = ""
+    notes: str = ""
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or ""
+
+
+def load_feeds(path: Path | str) -> list[FeedConfig]:
+    """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
+
+    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, no
+    `[[feeds]]`, an unknown key, a missing or malformed field, a duplicate vendor id or URL.
+    """
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the feed list: {exc}") from exc
+    entries = document.get("feeds")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: no [[feeds]] entries")
+    feeds = [_entry(path, index, entry) for index, entry in enumerate(entries, start=1)]
+    _check_unique(path, feeds)
+    return feeds
+
+
+def feeds_for_spider(
+    feeds: list[FeedConfig], spider: str, vendor: str | None = None
+) -> list[FeedConfig]:
+    """The enabled feeds that `spider` crawls, or only `vendor`'s if given (ConfigError if none)."""
+    chosen = [f for f in feeds if f.enabled and f.spider == spider]
+    if vendor is not None:
+        chosen = [f for f in feeds if f.vendor == vendor and f.spider == spider]
+        if not chosen:
+            raise ConfigError(f"no feed with vendor {vendor!r} for spider {spider!r}")
+    return chosen
+
+
+def _entry(path: Path, index: int, raw: Any) -> FeedConfig:
+    where = f"{path}: [[feeds]] entry {index}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: not a table")
+    if isinstance(raw.get("vendor"), str):
+        where += f" (vendor {raw['vendor']!r})"
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {sorted(_KEYS)}")
+    try:
+        return _build(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _build(raw: dict[str, Any]) -> FeedConfig:
+    for key in ("vendor", "url"):
+        if key not in raw:
+            raise ValueError(f"missing required key {key!r}")
+    for key in ("vendor", "url", "spider", "category", "title", "notes"):
+        if key in raw and not isinstance(raw[key], str):
+            raise TypeError(f"{key!r} must be a string")
+    for key in ("vendor", "spider", "category"):
+        if key in raw and not _ID.match(raw[key]):
+            raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
+    _check_url(raw["url"])
+    if not isinstance(raw.get("enabled", True), bool):
+        raise TypeError("'enabled' must be true or false")
+    delay = raw.get("delay")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)):
+        raise TypeError("'delay' must be a number of seconds")
+    if delay is not None and not 0 <= delay <= 3600:
+        raise ValueError("'delay' must be between 0 and 3600 seconds")
+    return FeedConfig(**{**raw, "delay": None if delay is None else float(delay)})
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"'url' = {url!r}: an absolute http(s) URL is required")
+
+
+def _check_unique(path: Path, feeds: list[FeedConfig]) -> None:
+    for field in ("vendor", "url"):
+        seen: set[str] = set()
+        for index, feed in enumerate(feeds, start=1):
+            value = getattr(feed, field)
+            if value in seen:
+                raise ConfigError(f"{path}: [[feeds]] entry {index}: duplicate {field} {value!r}")
+            seen.add(value)
