@@ -1,0 +1,69 @@
+"""arXiv metadata of a feed entry: paper id, version and announce type.
+
+Two formats are in the wild. The 2024+ RSS gives `arxiv:announce_type` and starts each description
+with `arXiv:2606.19004v1 Announce Type: cross`; the legacy RSS 1.0 (RDF) feed puts the id and a
+marker in the title: `Title. (arXiv:1805.09166v1 [hep-ex] CROSS LISTED)` (UPDATED for replacements).
+Atom (the arXiv API) carries the versioned abs URL as the entry id.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
+# New-style ids (2007+) and old-style archive/number ids (hep-th/9901001, math.GT/0309136).
+_ID = r"(?P<id>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<version>\d+))?"
+_DESCRIPTION = re.compile(rf"^\s*arXiv:{_ID}\s+Announce Type:\s*(?P<type>[a-z-]+)", re.I)
+_LEGACY_TITLE = re.compile(rf"\(arXiv:{_ID}\s*\[[^\]]*\]\s*(?P<marker>CROSS LISTED|UPDATED)?\)\s*$")
+_ABS_PATH = re.compile(rf"^/abs/{_ID}$")
+_LEGACY_TYPES = {None: "new", "CROSS LISTED": "cross", "UPDATED": "replace"}
+
+
+def is_arxiv_url(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == "arxiv.org" or host.endswith(".arxiv.org")
+
+
+def abs_url(paper_id: str) -> str:
+    """The version-less abstract page of a paper: the item's stable identity."""
+    return f"https://arxiv.org/abs/{paper_id}"
+
+
+def arxiv_meta(entry: dict[str, Any], link: str) -> dict[str, Any] | None:
+    """`{"id", "version", "announce_type"}` of an arXiv entry, or None if it is not one.
+
+    `version` is an int (0 when the feed does not say); `announce_type` is one of ANNOUNCE_TYPES, or
+    "" when the format does not say (the arXiv API).
+    """
+    if not is_arxiv_url(link):
+        return None
+    found = _from_description(entry) or _from_legacy_title(entry) or _from_ids(entry, link)
+    if found is None:
+        return None
+    paper_id, version, announce = found
+    announce = (entry.get("arxiv_announce_type") or announce or "").strip().lower()
+    return {"id": paper_id, "version": version, "announce_type": announce}
+
+
+def _from_description(entry: dict[str, Any]) -> tuple[str, int, str] | None:
+    match = _DESCRIPTION.match(entry.get("summary") or "")
+    if match is None:
+        return None
+    return match["id"], int(match["version"] or 0), match["type"].lower()
+
+
+def _from_legacy_title(entry: dict[str, Any]) -> tuple[str, int, str] | None:
+    match = _LEGACY_TITLE.search(entry.get("title") or "")
+    if match is None:
+        return None
+    return match["id"], int(match["version"] or 0), _LEGACY_TYPES[match["marker"]]
+
+
+def _from_ids(entry: dict[str, Any], link: str) -> tuple[str, int, str] | None:
+    for candidate in (entry.get("id") or "", link):
+        match = _ABS_PATH.match(urlsplit(candidate).path)
+        if match is not None:
+            return match["id"], int(match["version"] or 0), ""
+    return None

@@ -1,0 +1,59 @@
+"""Per-feed state kept between crawls: HTTP validators for conditional GET and the last outcome.
+
+Lives in `<ledger dir>/feeds_state.json`, replaced atomically (write, fsync, rename). The issue
+stage writes it only after the crawl's last batch is durably in the ledger, and stores a feed's ETag
+and Last-Modified only if that feed was fetched whole and every one of its items reached the ledger:
+a crawl killed half-way leaves the old validators, so the next crawl refetches and nothing is
+skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "feeds_state.json"
+logger = logging.getLogger(__name__)
+
+
+def load_state(ledger_dir: Path | str) -> dict[str, dict[str, Any]]:
+    """Feed URL -> state; empty if there is none yet. An unreadable file is logged and ignored
+    (it only costs a full refetch; the ledger's dedupe still stops duplicates)."""
+    path = Path(ledger_dir) / STATE_FILE
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        logger.warning("ignoring unreadable feed state %s: %s", path, exc)
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def save_state(ledger_dir: Path | str, state: dict[str, dict[str, Any]]) -> None:
+    """Replace the state file atomically. Raises OSError if it cannot be written."""
+    path = Path(ledger_dir) / STATE_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        json.dump(state, out, indent=1, sort_keys=True)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def conditional_headers(entry: dict[str, Any] | None) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since from a feed's stored state (empty if none is stored)."""
+    headers = {}
+    if entry and entry.get("etag"):
+        headers["If-None-Match"] = entry["etag"]
+    if entry and entry.get("last_modified"):
+        headers["If-Modified-Since"] = entry["last_modified"]
+    return headers

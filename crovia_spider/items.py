@@ -1,0 +1,37 @@
+"""The item a spider yields: one feed entry as the feed gave it, plus what the pipelines add.
+
+The spider fills the first block (what was fetched and parsed); each pipeline stage fills its own
+fields in order (docs/design.md, step 3), so a reader can see at a glance who writes what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FeedEntryItem:
+    """One feed entry on its way from the spider to the ledger."""
+
+    # Filled by the spider: the feed, the fetch, and the entry's own fields (text as given).
+    vendor: str
+    spider: str
+    category: str
+    source_url: str  # the configured feed URL
+    source_status: int  # HTTP status of the feed fetch
+    observed_at: str  # when the feed response arrived, UTC with microseconds and Z
+    parent_run_hash: str
+    title: str
+    link: str  # absolute, resolved against xml:base and the feed URL; "" if the entry has none
+    guid: str
+    published: str  # the feed's own date string, "" if none
+    description_html: str  # the entry's description (or content) as HTML
+    arxiv: dict[str, Any] | None = None  # {"id", "version", "announce_type"} for arXiv entries
+
+    # Filled by the pipelines, in order.
+    record: dict[str, Any] = field(default_factory=dict)  # normalize: the 17-field spider_record
+    target_id: str = ""  # fingerprint: the item's stable identity
+    change: str = ""  # dedupe: "new" (first sighting) or "updated" (content changed)
+    predecessors: list[str] = field(default_factory=list)  # dedupe: earlier axiom_id if updated
+    ruleset: dict[str, str] = field(default_factory=dict)  # classify: ruleset version

@@ -1,0 +1,105 @@
+"""What one crawl did, feed by feed: the run record written to runs.jsonl when the run ends.
+
+The spider records each fetch (status, bytes, digest, validators, parse error); the pipelines count
+each item's fate (new, updated, duplicate, dropped with its reason). `parent_run_hash`, the value
+every spider_record of the run carries, is sha256 over canonical JSON of {run_id, spider,
+started_at}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ledger.canonical import canonical_json
+
+RUN_SCHEMA = "crovia.run.v1"
+_TOTALS = ("items_seen", "new", "updated", "duplicate", "dropped")
+
+
+def utc_now_micro() -> str:
+    """Now in UTC with microseconds and Z, as spider_record.observed_at wants it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parent_run_hash(run_id: str, spider: str, started_at: str) -> str:
+    """sha256 hex of canonical_json({"run_id", "spider", "started_at"}): names one crawl run."""
+    doc = {"run_id": run_id, "spider": spider, "started_at": started_at}
+    return hashlib.sha256(canonical_json(doc)).hexdigest()
+
+
+@dataclass
+class FeedOutcome:
+    """One feed's line in the run record."""
+
+    vendor: str
+    url: str
+    final_url: str = ""
+    status: int | None = None  # HTTP status of the last response, None if none came
+    bytes: int = 0
+    sha256: str = ""
+    etag: str = ""
+    last_modified: str = ""
+    not_modified: bool = False
+    items_seen: int = 0
+    new: int = 0
+    updated: int = 0
+    duplicate: int = 0
+    dropped: int = 0
+    drop_reasons: dict[str, int] = field(default_factory=dict)
+    parse_error: str = ""
+    error: str = ""  # why the fetch failed (HTTP error, DNS, timeout, robots.txt, size limit)
+
+    @property
+    def fetched(self) -> bool:
+        """True when the feed answered 200 or 304 and was not refused or cut short."""
+        return not self.error and self.status in (200, 304)
+
+
+class RunLog:
+    """The run being crawled. The ledger writer's thread bumps counters too, hence the lock."""
+
+    def __init__(self, spider: str, feeds: list[tuple[str, str]]) -> None:
+        self.started_at = utc_now_micro()
+        stamp = self.started_at[:19].replace("-", "").replace(":", "")
+        self.run_id = f"{spider}_{stamp}Z_{secrets.token_hex(4)}"
+        self.spider = spider
+        self.parent_run_hash = parent_run_hash(self.run_id, spider, self.started_at)
+        self.feeds = {vendor: FeedOutcome(vendor, url) for vendor, url in feeds}
+        self.problems: list[str] = []  # run-level trouble (ledger errors), shown in the record
+        self._lock = threading.Lock()
+
+    def count(self, vendor: str, outcome: str, n: int = 1) -> None:
+        """Add `n` to a feed's `new`, `updated` or `duplicate` counter."""
+        with self._lock:
+            feed = self.feeds[vendor]
+            setattr(feed, outcome, getattr(feed, outcome) + n)
+
+    def drop(self, vendor: str, reason: str, n: int = 1) -> None:
+        """Count `n` dropped items of a feed, under `reason`."""
+        with self._lock:
+            feed = self.feeds[vendor]
+            feed.dropped += n
+            feed.drop_reasons[reason] = feed.drop_reasons.get(reason, 0) + n
+
+    def record(self, finished_at: str, outcome: str) -> dict[str, Any]:
+        """The run record, as appended to runs.jsonl (no floats: it is canonical JSON too)."""
+        with self._lock:
+            feeds = [asdict(f) for f in self.feeds.values()]
+        totals = {key: sum(feed[key] for feed in feeds) for key in _TOTALS}
+        return {
+            "schema": RUN_SCHEMA,
+            "run_id": self.run_id,
+            "parent_run_hash": self.parent_run_hash,
+            "spider": self.spider,
+            "started_at": self.started_at,
+            "finished_at": finished_at,
+            "outcome": outcome,
+            "problems": list(self.problems),
+            "totals": totals,
+            "feeds": feeds,
+        }

@@ -1,0 +1,94 @@
+"""Scrapy settings of crovia-spider: only what differs from Scrapy's defaults, each with its reason.
+
+Project settings are `CROVIA_*` (crovia_spider/options.py lists them): `-s NAME=value` beats the
+environment, which beats the default. Paths are relative to the project root.
+"""
+
+import os
+
+from crovia_spider import __version__
+from crovia_spider.options import env_default
+
+
+def _env(name: str, default: str) -> str:
+    # For settings not (yet) in options.OPTIONS: same precedence, default kept here.
+    try:
+        return env_default(name)
+    except KeyError:
+        return os.environ.get(name, default)
+
+
+BOT_NAME = "crovia_spider"
+SPIDER_MODULES = ["crovia_spider.spiders"]
+NEWSPIDER_MODULE = "crovia_spider.spiders"
+# Also a spider for every `spider = "NAME"` in the feed list, so a new source family needs no code.
+SPIDER_LOADER_CLASS = "crovia_spider.spiderloader.FeedsSpiderLoader"
+# `scrapy genspider -t feed NAME URL` writes a FeedSpider subclass from this project's template.
+TEMPLATES_DIR = os.path.join(os.path.dirname(__file__), "templates")
+
+CROVIA_FEEDS_FILE = env_default("CROVIA_FEEDS_FILE")
+CROVIA_CLASSIFY_FILE = env_default("CROVIA_CLASSIFY_FILE")
+CROVIA_LEDGER_DIR = env_default("CROVIA_LEDGER_DIR")
+CROVIA_SIGNING_KEY_FILE = env_default("CROVIA_SIGNING_KEY_FILE")
+CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
+CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
+# Envelopes handed to the ledger per issue() call: one fsync per batch.
+CROVIA_ISSUE_BATCH = _env("CROVIA_ISSUE_BATCH", "500")
+# 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
+CROVIA_POLITE_DELAYS = _env("CROVIA_POLITE_DELAYS", "1")
+CROVIA_CONTACT_URL = _env("CROVIA_CONTACT_URL", "https://github.com/crovia/crovia-spider")
+
+# Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
+USER_AGENT = _env("CROVIA_USER_AGENT", f"crovia-spider/{__version__} (+{CROVIA_CONTACT_URL})")
+ROBOTSTXT_OBEY = True
+
+# Politeness: a few feeds per host, fetched hourly at most; no hurry. arXiv hosts get 1 request per
+# 3 s on one connection (crovia_spider/politeness.py), per-feed `delay` can raise a host's delay.
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+DOWNLOAD_DELAY = 1.0
+
+# Feed bodies are untrusted: cap their size and do not wait forever.
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+DOWNLOAD_TIMEOUT = 30
+
+# Retries: Scrapy's, plus a wait (Retry-After for 429/503, else exponential backoff).
+# A host that does not resolve is not retried: it will not resolve in seconds, and the next
+# scheduled crawl tries again; this keeps an offline `make crawl` short.
+RETRY_TIMES = 2
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.DownloadTimeoutError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+]
+RETRY_AFTER_MAX = 120.0
+RETRY_BACKOFF_BASE = 2.0
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "crovia_spider.middlewares.BackoffRetryMiddleware": 550,
+}
+
+# Conditional GET is done by the spider from validators stored once items are durable
+# (crovia_spider/feedstate.py), so Scrapy's HTTP cache stays off (its default).
+
+# Order matters: each stage needs the one before it (docs/design.md, step 3). The record must exist
+# before it is fingerprinted; dedupe needs the fingerprint and identity; classification runs only
+# for items that will be issued; issue signs what the stages before it produced.
+ITEM_PIPELINES = {
+    "pipelines.normalize.NormalizePipeline": 100,
+    "pipelines.fingerprint.FingerprintPipeline": 200,
+    "pipelines.dedupe.DedupePipeline": 300,
+    "pipelines.classify.ClassifyPipeline": 400,
+    "pipelines.issue.IssuePipeline": 500,
+}
+
+# A cron job's log: one line per feed and a summary, not every item (DEBUG logs each one).
+LOG_LEVEL = "INFO"
+# A cron job needs neither a telnet console nor a remote-control port.
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+FEED_EXPORT_ENCODING = "utf-8"

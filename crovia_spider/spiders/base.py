@@ -1,0 +1,134 @@
+"""FeedSpider: the documented base of every spider in the project.
+
+A spider crawls the enabled `[[feeds]]` entries of config/feeds.toml whose `spider` is its name. It
+sends one request per feed (conditional when validators are stored), parses each body with
+feedparser and yields one FeedEntryItem per entry, and records every feed's fetch in the run log
+(`self.run`). No hashing, dedupe or classification here: the pipelines do that (docs/design.md).
+
+A new source family is usually just `spider = "NAME"` in feeds.toml (the spider loader makes the
+class). A subclass is for when parsing must differ: override `entry_item()`:
+
+    class LabNotesSpider(FeedSpider):
+        name = "lab_notes"
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from crovia_spider.entries import entry_item
+from crovia_spider.feedbody import parse_body
+from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
+from crovia_spider.feedstate import conditional_headers, load_state
+from crovia_spider.items import FeedEntryItem
+from crovia_spider.politeness import apply_politeness, describe_failure
+from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
+
+
+class FeedSpider(scrapy.Spider):
+    """Crawls the feeds configured for `name`; `-a vendor=ID` restricts it to one feed.
+
+    Has no `name` itself, so the base is not a crawlable spider of its own.
+    """
+
+    def __init__(self, *args: Any, vendor: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.vendor = vendor
+        self.feeds: list[FeedConfig] = []
+        self.run: RunLog
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
+        """Load and validate the feed list before anything else (ConfigError stops the crawl)."""
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
+        spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor)
+        spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
+        apply_politeness(crawler.settings, spider.feeds)
+        return spider
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
+        state = load_state(self.settings["CROVIA_LEDGER_DIR"])
+        for feed in self.feeds:
+            yield scrapy.Request(
+                feed.url,
+                callback=self.parse_feed,
+                errback=self.feed_failed,
+                headers=conditional_headers(state.get(feed.url)),
+                meta={"feed": feed, "handle_httpstatus_list": [304]},
+                dont_filter=True,
+            )
+
+    def parse_feed(self, response: Response) -> Iterator[FeedEntryItem]:
+        """Record the fetch; on 200, yield one item per complete entry of the feed."""
+        feed: FeedConfig = response.meta["feed"]
+        outcome = self.run.feeds[feed.vendor]
+        record_response(outcome, response)
+        if response.status == 304:
+            outcome.not_modified = True
+            return
+        parsed = parse_body(response.body, response_headers(response))
+        outcome.parse_error = parsed.error
+        outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
+        if parsed.truncated_entries:
+            self.run.drop(feed.vendor, "truncated document", parsed.truncated_entries)
+        observed_at = utc_now_micro()
+        for entry in parsed.entries:
+            yield self.entry_item(entry, feed, response, observed_at)
+
+    def entry_item(
+        self, entry: dict[str, Any], feed: FeedConfig, response: Response, observed_at: str
+    ) -> FeedEntryItem:
+        """The item of one feedparser entry; override to read a source's own fields."""
+        return entry_item(
+            entry,
+            feed,
+            spider=self.name,
+            base_url=response.url,
+            status=response.status,
+            observed_at=observed_at,
+            run_hash=self.run.parent_run_hash,
+        )
+
+    def feed_failed(self, failure: Failure) -> None:
+        """Record why a feed gave nothing; the crawl goes on with the others."""
+        feed: FeedConfig = failure.request.meta["feed"]
+        outcome = self.run.feeds[feed.vendor]
+        response = getattr(failure.value, "response", None)
+        if response is not None:
+            record_response(outcome, response)
+        outcome.error = describe_failure(failure)
+        self.logger.warning("feed %s (%s) failed: %s", feed.vendor, feed.url, outcome.error)
+
+
+def record_response(outcome: FeedOutcome, response: Response) -> None:
+    """Copy what the run record keeps of a response: final URL, status, size, digest, validators."""
+    outcome.final_url = response.url
+    outcome.status = response.status
+    outcome.bytes = len(response.body)
+    outcome.sha256 = hashlib.sha256(response.body).hexdigest()
+    outcome.etag = _header(response, b"ETag")
+    outcome.last_modified = _header(response, b"Last-Modified")
+
+
+def response_headers(response: Response) -> dict[str, str]:
+    """Lower-cased headers for feedparser, with the final URL as base for relative links."""
+    headers = {
+        key.decode("latin-1").lower(): values[-1].decode("latin-1")
+        for key, values in response.headers.items()
+        if values
+    }
+    headers["content-location"] = response.url
+    return headers
+
+
+def _header(response: Response, name: bytes) -> str:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else ""
