@@ -1,0 +1,180 @@
+"""Stage 5, issue: sign AX.OBS envelopes into the ledger in batches, seal, record the run.
+
+Envelopes go to `Ledger.issue()` CROVIA_ISSUE_BATCH at a time on the ledger's writer thread (one
+fsync per batch); an item counts as `new`/`updated` only once its batch has returned, i.e. is
+durable. The ledger seals every CROVIA_SEAL_EVERY leaves by itself; when the spider closes, this
+stage flushes the last batch, seals once more (so every crawl ends sealed), appends the run record
+to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feedstate.py). It all
+happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
+record.
+
+Envelope extras: arXiv id, version and announce type in `object.arxiv`; the classification ruleset
+in `confidence.ruleset`; the item's identity in `subject.target_id`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from concurrent.futures import Future
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+
+from crovia_spider.items import FeedEntryItem
+from crovia_spider.runlog import utc_now_micro
+from ledger.envelope import new_envelope
+from ledger.exceptions import EmptyLedger, LedgerError
+from ledger.store import Ledger
+from pipelines.feed_state import updated_state
+from pipelines.ledger_session import LedgerSession
+from pipelines.stage import Stage
+
+logger = logging.getLogger(__name__)
+# Batches handed to the writer thread but not yet durable; beyond this the reactor waits, so a fast
+# feed cannot pile every envelope of a crawl up in memory.
+MAX_PENDING_BATCHES = 4
+
+
+class IssuePipeline(Stage):
+    """Hands envelopes to the ledger writer in ordered batches; finishes the run on close."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.session = LedgerSession.of(crawler)
+        self.batch_size = max(1, crawler.settings.getint("CROVIA_ISSUE_BATCH"))
+        self.batch: list[tuple[str, str, dict[str, Any]]] = []
+        self.pending: deque[Future[None]] = deque()
+        self.failed = False
+
+    def open_spider(self) -> None:
+        # Last stage to open, so the config is validated first; before any request, so a locked
+        # ledger or a missing key fetches nothing. CrawlRefused ends the crawl with a non-zero exit.
+        try:
+            self.session.open()
+        except Exception as exc:
+            logger.critical("crawl refused: %s", exc)
+            raise
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> IssuePipeline:
+        stage = cls(crawler)
+        crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
+        return stage
+
+    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+        if self.failed:
+            raise self.drop(item, "not issued: the ledger failed earlier in this run")
+        try:
+            envelope = new_envelope(
+                item.record,
+                predecessors=item.predecessors,
+                object_extra={"arxiv": item.arxiv} if item.arxiv else None,
+                confidence_extra={"ruleset": item.ruleset},
+                target_id=item.target_id,
+            )
+        except LedgerError as exc:
+            raise self.drop(item, f"invalid record: {exc}") from None
+        self.batch.append((item.vendor, item.change, envelope))
+        if len(self.batch) >= self.batch_size:
+            self._flush()
+        return item
+
+    def close_spider(self) -> None:
+        if self.session.is_open:
+            self._flush()
+            self._wait_all()
+
+    def spider_closed(self, reason: str) -> None:
+        """After the last item: seal, write the run record, store validators, release the ledger."""
+        if not self.session.is_open:
+            return  # refused at open: there is no ledger to finish
+        try:
+            self.session.submit(self._finish, reason).result()
+        finally:
+            self.session.close()
+
+    def _flush(self) -> None:
+        if self.batch and not self.failed:
+            self.pending.append(self.session.submit(self._issue, self.batch))
+        self.batch = []
+        while len(self.pending) > MAX_PENDING_BATCHES:
+            self._settle(self.pending.popleft())
+
+    def _wait_all(self) -> None:
+        while self.pending:
+            self._settle(self.pending.popleft())
+
+    def _settle(self, future: Future[None]) -> None:
+        try:
+            future.result()
+        except LedgerError as exc:
+            self._fail(f"ledger refused a batch: {exc}")
+        except OSError as exc:
+            self._fail(f"ledger I/O error: {exc}")
+
+    def _fail(self, problem: str) -> None:
+        logger.error("%s; issuing stops for this run", problem)
+        self.run.problems.append(problem)
+        self.failed = True
+
+    # -- on the writer thread ---------------------------------------------------------------------
+
+    def _issue(self, writer: Ledger, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
+        if self.failed:
+            for vendor, _, _ in batch:
+                self.run.drop(vendor, "not issued: the ledger failed earlier in this run")
+            return
+        try:
+            writer.issue([envelope for _, _, envelope in batch])
+        except (LedgerError, OSError):
+            for vendor, _, _ in batch:
+                self.run.drop(vendor, "not issued: the ledger refused the batch")
+            raise
+        for vendor, change, _ in batch:
+            self.run.count(vendor, change)
+
+    def _finish(self, writer: Ledger, reason: str) -> None:
+        run = self.run
+        try:
+            writer.seal(run_id=run.run_id)
+        except EmptyLedger:
+            pass  # nothing ever issued: there is nothing to seal
+        except (LedgerError, OSError) as exc:
+            self._fail(f"final seal failed: {exc}")
+        outcome = "failed" if self.failed else reason
+        writer.append_run(run.record(utc_now_micro(), outcome))
+        if not self.failed:
+            updated_state(writer.directory, run)
+        log_summary(run, outcome)
+
+
+def log_summary(run: Any, outcome: str) -> None:
+    """One line per feed and one for the run, at the end of every crawl."""
+    for feed in run.feeds.values():
+        state = feed.error or ("304 not modified" if feed.not_modified else f"HTTP {feed.status}")
+        logger.info(
+            "feed %-28s %-22s seen %d new %d updated %d duplicate %d dropped %d%s",
+            feed.vendor,
+            state[:22],
+            feed.items_seen,
+            feed.new,
+            feed.updated,
+            feed.duplicate,
+            feed.dropped,
+            f" [{feed.parse_error[:80]}]" if feed.parse_error else "",
+        )
+    failed = sum(1 for f in run.feeds.values() if not f.fetched)
+    totals = run.record("", outcome)["totals"]
+    logger.info(
+        "run %s %s: %d feeds (%d failed), %d new, %d updated, %d duplicate, %d dropped",
+        run.run_id,
+        outcome,
+        len(run.feeds),
+        failed,
+        totals["new"],
+        totals["updated"],
+        totals["duplicate"],
+        totals["dropped"],
+    )

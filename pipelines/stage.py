@@ -1,0 +1,32 @@
+"""What every stage shares: built from the crawler, it reaches the spider's run log through it."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem
+
+from crovia_spider.items import FeedEntryItem
+from crovia_spider.runlog import RunLog
+
+
+class Stage:
+    """Base of the pipeline stages: `self.crawler`, `self.run`, and `drop()` that counts."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @property
+    def run(self) -> RunLog:
+        return self.crawler.spider.run
+
+    def drop(self, item: FeedEntryItem, reason: str, **kwargs: Any) -> DropItem:
+        """Count `item` as dropped for `reason` (run record, stats); return a DropItem."""
+        self.run.drop(item.vendor, reason)
+        self.crawler.stats.inc_value(f"crovia/dropped/{reason}")
+        return DropItem(f"{reason}: {item.link or item.guid or item.title!r}", **kwargs)
