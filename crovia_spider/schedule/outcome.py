@@ -78,11 +78,12 @@ def describe_outcome(
 
 
 def _run_counts(record: dict[str, Any]) -> str:
-    """run id plus new/updated envelope counts, summed over the record's feeds."""
-    feeds = record.get("feeds") or []
-    new = sum(int(f.get("new", 0)) for f in feeds if isinstance(f, dict))
-    updated = sum(int(f.get("updated", 0)) for f in feeds if isinstance(f, dict))
-    return f"run_id={record.get('run_id', '?')} new={new} updated={updated}"
+    """Run id, how the crawl ended, and its new and updated envelopes (crovia.run.v1 `totals`)."""
+    totals = record.get("totals") or {}
+    return (
+        f"run_id={record.get('run_id', '?')} outcome={record.get('outcome', '?')}"
+        f" new={totals.get('new', '?')} updated={totals.get('updated', '?')}"
+    )
 
 
 def _seal_text(seal: dict[str, Any]) -> str:

@@ -84,6 +84,9 @@ class HarvestScheduler:
         return 0
 
     def _build(self) -> BackgroundScheduler:
+        if not log.isEnabledFor(logging.DEBUG):
+            # Its per-run INFO lines and skip/miss warnings repeat ours (_on_event); keep errors.
+            logging.getLogger("apscheduler").setLevel(logging.ERROR)
         scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
             job_defaults={"max_instances": 1, "coalesce": True, "misfire_grace_time": None},

@@ -44,7 +44,8 @@ def main() -> None:
         "spider": sys.argv[2],
         "started_at": started,
         "finished_at": time.time(),
-        "feeds": [{"new": 2, "updated": 1}, {"new": 1, "updated": 0}],
+        "outcome": "finished",
+        "totals": {"new": 3, "updated": 1},
     }
     ledger = Path(os.environ["CROVIA_LEDGER_DIR"])
     ledger.mkdir(parents=True, exist_ok=True)

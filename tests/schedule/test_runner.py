@@ -37,7 +37,7 @@ def test_runs_repeat_one_at_a_time_and_log_their_outcome(tmp_path, fake_env, sta
     finished = scheduler.wait_for(r"job=tick finished", count=3)
     assert scheduler.stop() == 0
 
-    assert all("exit=0" in line and "new=3 updated=1" in line for line in finished)
+    assert all("exit=0" in line and "outcome=finished new=3 updated=1" in line for line in finished)
     assert "run_id=fake-" in finished[0] and "seal=none" in finished[0]
     assert "job=tick fire at" in scheduler.log() and "skipped" in scheduler.log()
     spans = _spans(fake_events(fake_env))
