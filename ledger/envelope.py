@@ -21,6 +21,14 @@ ENVELOPE_SCHEMA = "crovia.axiom.v1"
 AXIOM_TYPE = "AX.OBS"
 SIGNER = "crovia.substrate"
 SIGNATURE_PREFIX = "ed25519:"
+# anchors[0]: the chain is this ledger and the height the leaf index (the verifier checks it against
+# the receipt); the proof and root do not exist when the envelope is signed, and the anchor says
+# where they are instead.
+ANCHOR_CHAIN = "crovia.axiom_ledger"
+ANCHOR_SEE_RECEIPT = {
+    "merkle_proof": "see receipt merkle_proof",
+    "root_at_anchor": "see receipt seal.merkle_root",
+}
 # No RFC 3161 timestamp authority is asked; the envelope says so instead of carrying a placeholder
 # token.
 TSA_NONE = {"authority": "none", "rfc3161_token": ""}

@@ -87,6 +87,24 @@ class ReceiptMalformed(VerificationError):
     check = "receipt_shape"
 
 
+class BitcoinAnchorUnverifiable(VerificationError):
+    """The receipt claims an Bitcoin attestation that this verifier cannot check."""
+
+    check = "bitcoin_anchor"
+
+
+class VerifierUrlMismatch(VerificationError):
+    """verifier.url is not /v/<axiom_id>."""
+
+    check = "verifier_url"
+
+
+class AnchorMismatch(VerificationError):
+    """An anchor on this ledger's chain names another leaf index than the receipt."""
+
+    check = "anchor"
+
+
 class AxiomIdMismatch(VerificationError):
     """An axiom_id does not equal the one recomputed from the envelope."""
 

@@ -31,6 +31,34 @@ BITCOIN_ANCHOR_NONE = {
     "stamped_at": "",
     "status": "not_stamped",
 }
+SECTION_KEYS: dict[str, frozenset[str]] = {
+    "bitcoin_anchor": frozenset(BITCOIN_ANCHOR_NONE),
+    "ledger": frozenset({"leaf_hash", "leaf_index", "ledger_path"}),
+    "merkle_proof": frozenset({*MERKLE_PROOF_PARAMS, "path"}),
+    "seal": frozenset(
+        {
+            "first_collector_run_id",
+            "first_receipt_hash",
+            "jsonl_path",
+            "key_id",
+            "last_collector_run_id",
+            "last_receipt_hash",
+            "leaf_count",
+            "merkle_root",
+            "public_key_hex",
+            "run_id",
+            "schema",
+            "seal_family_version",
+            "seal_kind",
+            "sealed_at",
+            "sig_algorithm",
+            "signature",
+            "signer_version",
+        }
+    ),
+    "trust_root": frozenset({"key_id", "public_key_hex", "signature_algorithm", "url"}),
+    "verifier": frozenset({"spec", "url"}),
+}
 TRUST_ROOT_URL = "docs/ledger.md#trust-root"
 VERIFIER_SPEC = "docs/ledger.md#verifying-a-receipt"
 

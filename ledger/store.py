@@ -19,7 +19,7 @@ import orjson
 
 from ledger import lock, merkle, recovery
 from ledger.canonical import check_signable, encode_checked
-from ledger.envelope import sign_envelope
+from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
 from ledger.exceptions import (
     DuplicateAxiom,
     EmptyLedger,
@@ -40,14 +40,6 @@ INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"
 QUARANTINE_DIR = "quarantine"
-# anchors[0]: the chain is this ledger and the height is the leaf index; the proof and root live in
-# the receipt (they do not exist yet when the envelope is signed), and the anchor says so.
-ANCHOR_CHAIN = "crovia.axiom_ledger"
-ANCHOR_SEE_RECEIPT = {
-    "merkle_proof": "see receipt merkle_proof",
-    "root_at_anchor": "see receipt seal.merkle_root",
-}
-
 __all__ = ["IndexEntry", "Issued", "Ledger"]
 
 

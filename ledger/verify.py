@@ -18,10 +18,10 @@ import nacl.signing
 
 from ledger import merkle
 from ledger.canonical import canonical_json
-from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
+from ledger.envelope import ANCHOR_CHAIN, SIGNATURE_PREFIX, axiom_id_of, signed_bytes
 from ledger.exceptions import (
+    AnchorMismatch,
     AxiomIdMismatch,
-    CanonicalizationError,
     KeyIdMismatch,
     LeafHashMismatch,
     ProofMalformed,
@@ -31,27 +31,15 @@ from ledger.exceptions import (
     SignatureInvalid,
     TrustRootMismatch,
     UntrustedKey,
+    VerifierUrlMismatch,
 )
 from ledger.keys import key_id as key_id_of
-from ledger.receipt import CANONICALIZATION, MERKLE_PROOF_PARAMS, RECEIPT_SCHEMA
+from ledger.receipt import MERKLE_PROOF_PARAMS
+from ledger.receipt_shape import check_receipt_shape
 from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX128 = re.compile(r"[0-9a-f]{128}")
-RECEIPT_KEYS = frozenset(
-    [
-        "_canonicalization",
-        "axiom_id",
-        "bitcoin_anchor",
-        "envelope",
-        "ledger",
-        "merkle_proof",
-        "schema",
-        "seal",
-        "trust_root",
-        "verifier",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -76,14 +64,16 @@ def verify_receipt(
     `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
     the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
     """
-    _check_shape(receipt)
+    check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
     checks = [
         _check_axiom_id(receipt),
+        _check_verifier_url(receipt),
         _check_envelope_signature(envelope, verify_key),
         _check_leaf_hash(receipt),
         _check_path(receipt),
+        _check_anchor(receipt),
         _check_seal(seal, verify_key),
         _check_trust_root(receipt),
     ]
@@ -102,68 +92,6 @@ def verify_receipt(
     )
 
 
-def _check_shape(receipt: Mapping[str, Any]) -> None:
-    if not isinstance(receipt, Mapping):
-        raise ReceiptMalformed(
-            "a receipt is a JSON object", expected="object", computed=type(receipt).__name__
-        )
-    if set(receipt) != RECEIPT_KEYS:
-        raise ReceiptMalformed(
-            "top-level keys", expected=sorted(RECEIPT_KEYS), computed=sorted(receipt)
-        )
-    _expect(receipt["schema"] == RECEIPT_SCHEMA, "schema", RECEIPT_SCHEMA, receipt["schema"])
-    _expect(
-        receipt["_canonicalization"] == CANONICALIZATION,
-        "_canonicalization rules",
-        CANONICALIZATION,
-        receipt["_canonicalization"],
-    )
-    for name, kind in (
-        ("envelope", dict),
-        ("seal", dict),
-        ("ledger", dict),
-        ("merkle_proof", dict),
-        ("trust_root", dict),
-        ("axiom_id", str),
-    ):
-        _expect(
-            isinstance(receipt[name], kind),
-            f"{name} type",
-            kind.__name__,
-            type(receipt[name]).__name__,
-        )
-    seal = receipt["seal"]
-    for name, kind in (
-        ("leaf_count", int),
-        ("merkle_root", str),
-        ("public_key_hex", str),
-        ("key_id", str),
-        ("signature", str),
-        ("sig_algorithm", str),
-    ):
-        _expect(
-            type(seal.get(name)) is kind,
-            f"seal.{name} type",
-            kind.__name__,
-            type(seal.get(name)).__name__,
-        )
-    _expect(
-        type(receipt["ledger"].get("leaf_index")) is int,
-        "ledger.leaf_index type",
-        "int",
-        type(receipt["ledger"].get("leaf_index")).__name__,
-    )
-    try:
-        canonical_json(receipt["envelope"])
-    except CanonicalizationError as exc:
-        raise ReceiptMalformed(f"envelope is not signable JSON: {exc}") from exc
-
-
-def _expect(ok: bool, what: str, expected: object, computed: object) -> None:
-    if not ok:
-        raise ReceiptMalformed(what, expected=expected, computed=computed)
-
-
 def _seal_key(seal: Mapping[str, Any]) -> nacl.signing.VerifyKey:
     key_hex = seal["public_key_hex"]
     if not _HEX64.fullmatch(key_hex):
@@ -177,7 +105,7 @@ def _check_axiom_id(receipt: Mapping[str, Any]) -> str:
     envelope = receipt["envelope"]
     computed = axiom_id_of(envelope)
     for where, claimed in (
-        ("envelope.axiom_id", envelope.get("axiom_id")),
+        ("envelope.axiom_id", envelope["axiom_id"]),
         ("axiom_id", receipt["axiom_id"]),
     ):
         if claimed != computed:
@@ -185,6 +113,29 @@ def _check_axiom_id(receipt: Mapping[str, Any]) -> str:
                 f"{where} does not match the envelope", expected=claimed, computed=computed
             )
     return "axiom_id"
+
+
+def _check_verifier_url(receipt: Mapping[str, Any]) -> str:
+    expected = f"/v/{receipt['axiom_id']}"
+    if receipt["verifier"]["url"] != expected:
+        raise VerifierUrlMismatch(
+            "verifier.url", expected=expected, computed=receipt["verifier"]["url"]
+        )
+    return "verifier_url"
+
+
+def _check_anchor(receipt: Mapping[str, Any]) -> str:
+    """An anchor on this project's chain states the leaf index: it must be the receipt's."""
+    anchors = receipt["envelope"].get("anchors")
+    first = anchors[0] if isinstance(anchors, list) and anchors else None
+    ours = isinstance(first, dict) and first.get("chain") == ANCHOR_CHAIN
+    if ours and first.get("height") != receipt["ledger"]["leaf_index"]:
+        raise AnchorMismatch(
+            "envelope.anchors[0].height is the leaf index",
+            expected=receipt["ledger"]["leaf_index"],
+            computed=first.get("height"),
+        )
+    return "anchor"
 
 
 def _check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:

@@ -1,0 +1,76 @@
+"""The shape check of a receipt, before any hash or signature: exact keys, types and fixed values.
+
+A receipt that passes has every field the cryptographic checks of ledger/verify.py read, with the
+right JSON type, so those checks can index it freely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ledger.canonical import check_signable
+from ledger.exceptions import BitcoinAnchorUnverifiable, CanonicalizationError, ReceiptMalformed
+from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
+
+RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
+# Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
+# cannot check is refused rather than passed over in silence.
+UNSTAMPED_STATUSES = frozenset({"pending_next_stamp", "not_stamped"})
+_TYPES: dict[tuple[str, str], type] = {
+    ("seal", "leaf_count"): int,
+    ("seal", "merkle_root"): str,
+    ("seal", "public_key_hex"): str,
+    ("seal", "key_id"): str,
+    ("seal", "signature"): str,
+    ("seal", "sig_algorithm"): str,
+    ("ledger", "leaf_index"): int,
+    ("ledger", "leaf_hash"): str,
+    ("merkle_proof", "path"): list,
+}
+
+
+def check_receipt_shape(receipt: Any) -> None:
+    """Raise ReceiptMalformed (or BitcoinAnchorUnverifiable) unless `receipt` has the v1 shape."""
+    if not isinstance(receipt, Mapping):
+        raise ReceiptMalformed("a receipt is a JSON object", computed=type(receipt).__name__)
+    _expect_keys("receipt", receipt, RECEIPT_KEYS)
+    try:
+        check_signable(receipt)
+    except CanonicalizationError as exc:
+        raise ReceiptMalformed(f"not canonical-encodable: {exc}") from None
+    for name, keys in SECTION_KEYS.items():
+        _expect_keys(name, receipt[name], keys)
+    envelope = receipt["envelope"]
+    if not isinstance(envelope, dict) or not {"axiom_id", "signature"} <= envelope.keys():
+        raise ReceiptMalformed("envelope is an object with axiom_id and signature")
+    _expect("schema", RECEIPT_SCHEMA, receipt["schema"])
+    _expect("_canonicalization", CANONICALIZATION, receipt["_canonicalization"])
+    for (section, name), kind in _TYPES.items():
+        value = receipt[section][name]
+        if type(value) is not kind:
+            raise ReceiptMalformed(
+                f"{section}.{name} type", expected=kind.__name__, computed=type(value).__name__
+            )
+    _check_bitcoin_anchor(receipt["bitcoin_anchor"])
+
+
+def _check_bitcoin_anchor(anchor: Mapping[str, Any]) -> None:
+    claims = anchor["bitcoin_attestations"] or anchor["calendar_attestations"]
+    if claims or anchor["status"] not in UNSTAMPED_STATUSES:
+        raise BitcoinAnchorUnverifiable(
+            "bitcoin_anchor claims an attestation this verifier cannot check",
+            expected=f"no attestations, status in {sorted(UNSTAMPED_STATUSES)}",
+            computed=anchor,
+        )
+
+
+def _expect_keys(name: str, section: Any, keys: frozenset[str]) -> None:
+    if not isinstance(section, Mapping) or set(section) != keys:
+        computed = sorted(section) if isinstance(section, Mapping) else type(section).__name__
+        raise ReceiptMalformed(f"{name} keys", expected=sorted(keys), computed=computed)
+
+
+def _expect(what: str, expected: object, computed: object) -> None:
+    if expected != computed:
+        raise ReceiptMalformed(what, expected=expected, computed=computed)
