@@ -169,6 +169,8 @@ class _SealChecker:
         self._seals = deque(numbered)  # numbered as lines of seals.jsonl, from 1
         self._key_hex = key_hex
         self._previous_count = 0
+        for number, seal in self._seals:  # before any leaf: a wrong key would fail them all
+            self._check_key(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         while self._seals and self._seals[0][1].get("leaf_count") == leaf_count:
@@ -195,13 +197,7 @@ class _SealChecker:
         if type(count) is not int or count <= self._previous_count:
             raise SealInvalid(f"seals.jsonl line {number}: leaf_count {count!r} does not grow")
         self._previous_count = count
-        public = seal.get("public_key_hex", "")
-        if public != self._key_hex:
-            raise UntrustedKey(
-                f"seals.jsonl line {number}: signed by another key",
-                expected=self._key_hex,
-                computed=public,
-            )
+        public = seal["public_key_hex"]
         try:
             key = nacl.signing.VerifyKey(bytes.fromhex(public))
             key.verify(seal_signed_bytes(seal), bytes.fromhex(seal.get("signature", "")))
@@ -215,6 +211,15 @@ class _SealChecker:
                 f"seals.jsonl line {number}: key_id",
                 expected=seal.get("key_id"),
                 computed=key_id(bytes.fromhex(public)),
+            )
+
+    def _check_key(self, number: int, seal: dict[str, Any]) -> None:
+        public = seal.get("public_key_hex") if isinstance(seal, dict) else None
+        if public != self._key_hex:
+            raise UntrustedKey(
+                f"seals.jsonl line {number}: signed by another key",
+                expected=self._key_hex,
+                computed=public,
             )
 
 

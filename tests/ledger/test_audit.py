@@ -1,0 +1,101 @@
+"""`crovia audit`: a sound ledger passes; a changed byte in any leaf or seal fails, naming it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from crovia_spider.cli import main
+from ledger.audit import audit
+from ledger.exceptions import RootMismatch, SealInvalid, UntrustedKey
+from ledger.store import Ledger
+from tests.vectors.make_vectors import sample_envelope
+
+
+@pytest.fixture
+def sealed(filled: Path, key) -> Path:
+    with Ledger.open(filled, signing_key=key) as ledger:
+        ledger.seal()
+    return filled
+
+
+def test_a_sound_ledger_passes(sealed: Path, key, capsys: pytest.CaptureFixture) -> None:
+    report = audit(sealed, pubkey_hex=bytes(key.verify_key).hex())
+    assert (report.leaves, report.seals, report.torn_tail) == (14, 2, False)
+    assert main(["audit", "--ledger-dir", str(sealed)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("audit ok: 14 leaves, 2 seals") and out.count("\n") == 1
+
+
+def _line_starts(path: Path) -> list[int]:
+    starts, offset = [], 0
+    for line in path.read_bytes().splitlines(keepends=True):
+        starts.append(offset)
+        offset += len(line)
+    return starts
+
+
+@pytest.mark.parametrize("leaf", [0, 5, 10, 13])
+def test_a_changed_byte_in_any_leaf_is_named(
+    sealed: Path, leaf: int, capsys: pytest.CaptureFixture
+) -> None:
+    jsonl = sealed / "axiom_ledger.jsonl"
+    data = bytearray(jsonl.read_bytes())
+    starts = [*_line_starts(jsonl), len(data)]
+    chooser = random.Random(leaf)
+    for _ in range(3):
+        position = chooser.randrange(starts[leaf] + 1, starts[leaf + 1] - 2)
+        changed = bytearray(data)
+        changed[position] = ord("7") if changed[position] != ord("7") else ord("8")
+        jsonl.write_bytes(bytes(changed))
+        assert main(["audit", "--ledger-dir", str(sealed)]) == 1
+        err = capsys.readouterr().err
+        assert f"leaf {leaf}" in err, err
+    jsonl.write_bytes(bytes(data))
+    assert main(["audit", "--ledger-dir", str(sealed)]) == 0
+
+
+def test_a_swapped_pair_of_lines_fails_at_the_seal_root(sealed: Path) -> None:
+    jsonl = sealed / "axiom_ledger.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    lines[2], lines[3] = lines[3], lines[2]
+    jsonl.write_bytes(b"".join(lines))
+    with pytest.raises(RootMismatch, match=r"seals\.jsonl line 1"):
+        audit(sealed)
+
+
+def test_a_changed_seal_is_named(sealed: Path, capsys: pytest.CaptureFixture) -> None:
+    seals = sealed / "seals.jsonl"
+    lines = seals.read_bytes().splitlines(keepends=True)
+    second = json.loads(lines[1])
+    second["run_id"] = "forged"
+    lines[1] = json.dumps(second, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    seals.write_bytes(b"".join(lines))
+    assert main(["audit", "--ledger-dir", str(sealed)]) == 1
+    assert "seals.jsonl line 2" in capsys.readouterr().err
+
+
+def test_a_seal_beyond_the_ledger_is_refused(sealed: Path) -> None:
+    jsonl = sealed / "axiom_ledger.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    jsonl.write_bytes(b"".join(lines[:12]))
+    with pytest.raises(SealInvalid, match=r"seals\.jsonl line 2"):
+        audit(sealed)
+
+
+def test_another_key_is_untrusted(sealed: Path) -> None:
+    with pytest.raises(UntrustedKey):
+        audit(sealed, pubkey_hex="00" * 32)
+
+
+def test_without_seal_or_key_signatures_are_not_checked(ledger_dir: Path, key, capsys) -> None:
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(3)])
+    assert not audit(ledger_dir).signatures_checked
+    assert main(["audit", "--ledger-dir", str(ledger_dir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["leaves"] == 3 and report["signatures_checked"] is False
+    assert audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex()).signatures_checked
