@@ -1,0 +1,130 @@
+"""The ledger subcommands end to end, in process: exit codes, messages, --json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crovia_spider.cli import main
+from ledger.keys import generate_signing_key
+from ledger.store import Ledger
+from tests.vectors.make_vectors import SEED_RECEIPT, sample_envelope
+
+SEED_KEY = "cf742e26f75669dc673cb5c0786a1ae23ae8ca19c347317192ce40c28a7ff25c"
+
+
+@pytest.fixture
+def keyed(tmp_path: Path) -> tuple[Path, Path]:
+    """A key file and a ledger of 5 leaves, 3 of them sealed."""
+    key_file, ledger_dir = tmp_path / "signing.key", tmp_path / "ledger"
+    key = generate_signing_key(key_file)
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(3)])
+        ledger.seal()
+        ledger.issue([sample_envelope(n) for n in range(3, 5)])
+    return key_file, ledger_dir
+
+
+def _axiom_id(ledger_dir: Path, leaf: int) -> str:
+    line = (ledger_dir / "axiom_ledger.jsonl").read_bytes().splitlines()[leaf]
+    return json.loads(line)["axiom_id"]
+
+
+def test_verify_the_seed_unpinned_says_so(capsys: pytest.CaptureFixture) -> None:
+    assert main(["verify", str(SEED_RECEIPT)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: axm_b46c79d2") and "no key was pinned" in out
+
+
+def test_verify_pinned_and_json(capsys: pytest.CaptureFixture) -> None:
+    assert main(["verify", str(SEED_RECEIPT), "--pubkey", SEED_KEY, "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["ok"] and verdict["key_pinned"] and verdict["leaf_index"] == 233395
+
+
+def test_a_failed_check_exits_1_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    receipt = json.loads(SEED_RECEIPT.read_bytes())
+    receipt["seal"]["merkle_root"] = "00" * 32
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(receipt))
+    assert main(["verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "check merkle_root failed" in err and "00" * 32 in err and "expected" in err
+    assert main(["verify", str(path), "--json"]) == 1
+    failure = json.loads(capsys.readouterr().out)
+    assert failure["check"] == "merkle_root" and failure["expected"] == "00" * 32
+    assert failure["computed"] == receipt_root()
+
+
+def receipt_root() -> str:
+    return json.loads(SEED_RECEIPT.read_bytes())["seal"]["merkle_root"]
+
+
+def test_verify_of_a_non_json_file_fails_its_shape(tmp_path: Path) -> None:
+    path = tmp_path / "junk.json"
+    path.write_text("{not json")
+    assert main(["verify", str(path)]) == 1
+    assert main(["verify", str(tmp_path / "missing.json")]) == 2
+
+
+def test_prove_prints_a_receipt_that_verifies(keyed, tmp_path, capsys) -> None:
+    _key_file, ledger_dir = keyed
+    assert main(["prove", _axiom_id(ledger_dir, 1), "--ledger-dir", str(ledger_dir)]) == 0
+    receipt = capsys.readouterr().out
+    path = tmp_path / "receipt.json"
+    path.write_text(receipt)
+    assert main(["verify", str(path)]) == 0
+
+
+def test_prove_explains_unsealed_and_unknown(keyed, capsys: pytest.CaptureFixture) -> None:
+    _key_file, ledger_dir = keyed
+    assert main(["prove", _axiom_id(ledger_dir, 4), "--ledger-dir", str(ledger_dir)]) == 2
+    assert "crovia seal" in capsys.readouterr().err
+    assert main(["prove", "axm_" + "0" * 64, "--ledger-dir", str(ledger_dir)]) == 2
+    assert "not in the ledger" in capsys.readouterr().err
+
+
+def test_seal_then_seal_again(keyed, capsys: pytest.CaptureFixture) -> None:
+    key_file, ledger_dir = keyed
+    args = ["seal", "--ledger-dir", str(ledger_dir), "--key", str(key_file)]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("sealed 5 leaves")
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["new_seal"] is False
+    key_file.chmod(0o644)
+    assert main(args) == 2
+    assert f"chmod 600 {key_file}" in capsys.readouterr().err
+
+
+def test_stats_and_reindex(keyed, capsys: pytest.CaptureFixture) -> None:
+    _key_file, ledger_dir = keyed
+    assert main(["stats", "--ledger-dir", str(ledger_dir), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["leaves"], stats["seals"], stats["unsealed_leaves"]) == (5, 1, 2)
+    assert main(["stats", "--ledger-dir", str(ledger_dir)]) == 0
+    assert "5 leaves, 1 seals" in capsys.readouterr().out
+    (ledger_dir / "index.sqlite").unlink()
+    assert main(["stats", "--ledger-dir", str(ledger_dir)]) == 2
+    assert "crovia reindex" in capsys.readouterr().err
+    assert main(["reindex", "--ledger-dir", str(ledger_dir)]) == 0
+    assert main(["stats", "--ledger-dir", str(ledger_dir)]) == 0
+
+
+def test_ledger_dir_defaults_from_the_environment(keyed, monkeypatch, capsys) -> None:
+    _key_file, ledger_dir = keyed
+    monkeypatch.setenv("CROVIA_LEDGER_DIR", str(ledger_dir))
+    assert main(["stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["leaves"] == 5
+
+
+def test_the_cli_module_imports_no_crypto_until_a_command_runs() -> None:
+    code = (
+        "import sys, crovia_spider.cli.ledger_cmds;"
+        " print(sorted({'nacl', 'orjson', 'ledger.store'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
