@@ -43,6 +43,30 @@ def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
     return [*crawl_prefix, "crawl", job.spider, *job.args]
 
 
+def check_spiders(jobs: list[Job], crawl_prefix: list[str], cwd: Path) -> None:
+    """Check, before scheduling anything, that every crawl job names a spider `scrapy list` shows.
+
+    Raises ConfigError naming the job and the spiders there are, or when `scrapy list` itself fails
+    (a broken feed list, a missing Scrapy), so a typo fails at start and not at 06:00 tomorrow.
+    """
+    wanted = {job.spider: job.name for job in jobs if not job.is_seal}
+    if not wanted:
+        return
+    listing = subprocess.run(
+        [*crawl_prefix, "list"], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    if listing.returncode != 0:
+        detail = listing.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise ConfigError(f"`scrapy list` failed (exit {listing.returncode}): {detail[0]}")
+    known = set(listing.stdout.split())
+    for spider, name in wanted.items():
+        if spider not in known:
+            raise ConfigError(
+                f"job {name!r}: no spider {spider!r} in this project (scrapy list: "
+                f"{', '.join(sorted(known)) or 'none'})"
+            )
+
+
 def start(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     """Start a child in `cwd`, inheriting environment and output. Raises OSError if it cannot."""
     return subprocess.Popen(argv, cwd=cwd, start_new_session=True)

@@ -66,7 +66,11 @@ class HarvestScheduler:
         self._stopping = False
 
     def run(self) -> int:
-        """Schedule the jobs, block until SIGTERM or SIGINT; returns 0 once all has stopped."""
+        """Schedule the jobs, block until SIGTERM or SIGINT; returns 0 once all has stopped.
+
+        Raises ConfigError, before scheduling anything, if a crawl job names an unknown spider.
+        """
+        children.check_spiders(self._jobs, self._crawl_prefix, self._root)
         scheduler = self._build()
         with StopSignals() as signals:
             scheduler.start()

@@ -1,9 +1,10 @@
 """A stand-in for `scrapy crawl NAME ...` in scheduler tests: no Scrapy, no network, same contract.
 
-Invoked as `python fake_crawl.py crawl NAME [ARGS...]` (CROVIA_SCRAPY_COMMAND points here). It logs
-its life to $FAKE_CRAWL_LOG as JSON lines (start, term, end), works for $FAKE_CRAWL_SECONDS, then
-appends a run record to $CROVIA_LEDGER_DIR/runs.jsonl as a crawl does. Like Scrapy, the first
-SIGTERM makes it wind up early and still write its record, unless $FAKE_CRAWL_IGNORE_TERM is set.
+Invoked as `python fake_crawl.py crawl NAME [ARGS...]` (CROVIA_SCRAPY_COMMAND points here), or
+`... list` (spiders "demo" and "other"). A crawl logs its life to $FAKE_CRAWL_LOG as JSON lines
+(start, term, end), works for $FAKE_CRAWL_SECONDS, then appends a run record to
+$CROVIA_LEDGER_DIR/runs.jsonl as a crawl does. Like Scrapy, the first SIGTERM makes it wind up
+early and still write its record, unless $FAKE_CRAWL_IGNORE_TERM is set.
 """
 
 import json
@@ -29,6 +30,9 @@ def on_term(signum: int, frame: object) -> None:
 
 
 def main() -> None:
+    if sys.argv[1] == "list":  # `scrapy list`, as the scheduler checks job spiders with it
+        print("demo\nother")
+        return
     started = time.time()
     try:
         signal.signal(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -93,3 +94,20 @@ def test_negative_grace_is_a_usage_error(capsys):
         main(["schedule", "--grace", "-1"])
     assert caught.value.code == 2
     assert "must be >= 0 seconds" in capsys.readouterr().err
+
+
+def test_unknown_spider_fails_at_start(tmp_path, capsys):
+    # The real `scrapy list` of this project; the check runs before anything is scheduled.
+    path = write_schedule(tmp_path / "s.toml", SCHEDULE.replace("vendor_press", "nope"))
+    assert main(["schedule", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "job 'newyear': no spider 'nope' in this project (scrapy list: " in err
+    assert "vendor_press" in err
+
+
+def test_broken_scrapy_list_fails_at_start(tmp_path, monkeypatch, capsys):
+    broken = f"{sys.executable} -c 'import sys; sys.exit(\"feeds.toml: job 3: bad url\")'"
+    monkeypatch.setenv("CROVIA_SCRAPY_COMMAND", broken)
+    path = write_schedule(tmp_path / "s.toml", SCHEDULE)
+    assert main(["schedule", "--config", str(path)]) == 2
+    assert "`scrapy list` failed (exit 1): feeds.toml: job 3: bad url" in capsys.readouterr().err
