@@ -52,9 +52,12 @@ def check_spiders(jobs: list[Job], crawl_prefix: list[str], cwd: Path) -> None:
     wanted = {job.spider: job.name for job in jobs if not job.is_seal}
     if not wanted:
         return
-    listing = subprocess.run(
-        [*crawl_prefix, "list"], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    try:
+        listing = subprocess.run(
+            [*crawl_prefix, "list"], cwd=cwd, capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ConfigError(f"`scrapy list` did not answer within {exc.timeout:g}s") from exc
     if listing.returncode != 0:
         detail = listing.stderr.strip().splitlines()[-1:] or ["no message"]
         raise ConfigError(f"`scrapy list` failed (exit {listing.returncode}): {detail[0]}")

@@ -1,5 +1,4 @@
-"""The jobs of `crovia schedule`, loaded from config/schedule.toml and validated before anything
-runs.
+"""The jobs of `crovia schedule`, read from config/schedule.toml and validated before anything runs.
 
 A job is a crawl (`spider = "NAME"`, optional `args`) or a seal (`seal = true`), fired by `cron`
 (5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with optional

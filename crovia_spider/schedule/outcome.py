@@ -1,9 +1,9 @@
 """What one scheduled run did, read back from the ledger directory the child wrote to.
 
-A crawl appends its run record to `runs.jsonl`, and every seal (at the end of a crawl, or `crovia
-seal`) lands in `seals.jsonl` (docs/ledger.md). The scheduler notes where both files ended before
-the child started and reads only what was appended after, so the outcome line reports this run and
-no other.
+A crawl appends its run record to `runs.jsonl`; every seal (at the end of a crawl, or by
+`crovia seal`) lands in `seals.jsonl` (docs/ledger.md). The scheduler notes where both files ended
+before the child started and reads only what was appended after, so the outcome line reports this
+run and no other.
 """
 
 from __future__ import annotations

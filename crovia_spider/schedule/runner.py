@@ -1,5 +1,4 @@
-"""The foreground scheduler behind `crovia schedule`: fires jobs, runs each as a child, stops
-cleanly.
+"""The foreground scheduler of `crovia schedule`: fires jobs, runs each as a child, stops cleanly.
 
 APScheduler 3.x decides when; this module decides how a run goes:
 - one worker thread, so the scheduler's own runs never compete for the ledger lock (a crawl and the
@@ -7,7 +6,7 @@ APScheduler 3.x decides when; this module decides how a run goes:
 - `max_instances=1`: a fire while the same job is still running or waiting is skipped and logged;
 - `coalesce=True`, no misfire limit: after a stall, a late job runs once, not once per missed fire;
 - SIGTERM/SIGINT: no new runs; a running child gets `grace` seconds, then SIGTERM, then SIGKILL
-after `kill_after` more (children.stop); then `run()` returns 0.
+  `kill_after` seconds later (children.stop); then `run()` returns 0.
 """
 
 from __future__ import annotations
