@@ -8,12 +8,15 @@ file, signed into the envelope's `confidence.ruleset` so a classification can be
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+
+from scrapy.crawler import Crawler
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.items import FeedEntryItem
@@ -29,6 +32,7 @@ DECISION_HINTS = {
 }
 _CONDITIONS = {"vendor", "announce_type", "change", "keywords_any", "keywords_none"}
 _OUTPUTS = {"decision_hint", "category"}
+logger = logging.getLogger(__name__)
 _CATEGORY = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
 
@@ -119,12 +123,16 @@ _CHECKS = {
 
 
 class ClassifyPipeline(Stage):
-    """Applies the ruleset of CROVIA_CLASSIFY_FILE, loaded (and validated) when the spider opens."""
+    """Applies the ruleset of CROVIA_CLASSIFY_FILE (ConfigError when the crawl is built)."""
 
-    ruleset: Ruleset
-
-    def open_spider(self) -> None:
-        self.ruleset = load_ruleset(self.crawler.settings["CROVIA_CLASSIFY_FILE"])
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        # Validated when the crawl is built, before the ledger is opened and any request is sent.
+        try:
+            self.ruleset = load_ruleset(crawler.settings["CROVIA_CLASSIFY_FILE"])
+        except ConfigError as exc:
+            logger.critical("crawl refused: %s", exc)
+            raise
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
         record = item.record

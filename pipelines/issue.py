@@ -27,6 +27,7 @@ from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.store import Ledger
+from pipelines.exceptions import CrawlRefused
 from pipelines.feed_state import updated_state
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
@@ -48,18 +49,17 @@ class IssuePipeline(Stage):
         self.pending: deque[Future[None]] = deque()
         self.failed = False
 
-    def open_spider(self) -> None:
-        # Last stage to open, so the config is validated first; before any request, so a locked
-        # ledger or a missing key fetches nothing. CrawlRefused ends the crawl with a non-zero exit.
-        try:
-            self.session.open()
-        except Exception as exc:
-            logger.critical("crawl refused: %s", exc)
-            raise
-
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IssuePipeline:
+        """Build the stage and open the ledger: the last stage built, so the config is validated
+        first; before the engine starts, so a locked ledger or a missing key fetches nothing and
+        the crawl exits non-zero (CrawlRefused)."""
         stage = cls(crawler)
+        try:
+            stage.session.open()
+        except CrawlRefused as exc:
+            logger.critical("crawl refused: %s", exc)
+            raise
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
         return stage
 

@@ -52,7 +52,7 @@ class FeedServer:
         self.roots = [Path(r) for r in roots]
         self.scripts: dict[str, list[Reply]] = {}
         self.requests: list[SeenRequest] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -84,6 +84,14 @@ class FeedServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
+    def wait_for_request(self, path: str, timeout: float) -> bool:
+        """Block until `path` has been requested (True) or `timeout` seconds passed (False)."""
+        path = "/" + path.lstrip("/")
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: any(r.path == path for r in self.requests), timeout=timeout
+            )
+
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
@@ -91,6 +99,7 @@ class FeedServer:
     def _record(self, path: str, headers: dict[str, str]) -> Reply | None:
         with self._lock:
             self.requests.append(SeenRequest(path, headers))
+            self._lock.notify_all()
             replies = self.scripts.get(path)
             if not replies:
                 return None

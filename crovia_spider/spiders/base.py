@@ -23,6 +23,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from crovia_spider.entries import entry_item
+from crovia_spider.exceptions import ConfigError
 from crovia_spider.feedbody import parse_body
 from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.feedstate import conditional_headers, load_state
@@ -47,8 +48,12 @@ class FeedSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
         """Load and validate the feed list before anything else (ConfigError stops the crawl)."""
         spider = super().from_crawler(crawler, *args, **kwargs)
-        feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
-        spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor)
+        try:
+            feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
+            spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor)
+        except ConfigError as exc:
+            spider.logger.critical("crawl refused: %s", exc)
+            raise
         spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
         apply_politeness(crawler.settings, spider.feeds)
         return spider
