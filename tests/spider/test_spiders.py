@@ -1,0 +1,68 @@
+"""Every spider of the project runs against a fixture, so a new spider cannot land untested; and
+the two ways of adding one (a config entry, `scrapy genspider -t feed`) work."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia, envelopes, run_crawl, run_records
+
+FIXTURES = ("arxiv_cs_ai_rss2_2026-04-27_trim3.xml", "openai_news_rss_prefix.xml")
+
+
+def scrapy_list(env: dict[str, str] | None = None, *args: str) -> list[str]:
+    proc = subprocess.run(
+        [str(BIN / "scrapy"), "list", *args], cwd=PROJECT_ROOT, env=env, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    return proc.stdout.split()
+
+
+def crawl_with(tmp_path, server, spider, *args, env=None):
+    feeds = [
+        {"vendor": f"v{i}", "url": server.url(name), "spider": spider}
+        for i, name in enumerate(FIXTURES)
+    ]
+    return run_crawl(tmp_path, feeds, *args, spider=spider, env=env)
+
+
+@pytest.mark.parametrize("spider", scrapy_list())  # the project's own config/feeds.toml
+def test_every_project_spider_crawls_a_fixture(tmp_path, feed_server, spider):
+    proc = crawl_with(tmp_path, feed_server, spider)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert run_records(tmp_path)[0]["totals"]["new"] == 9
+    assert {env["body"]["spider"] for env in envelopes(tmp_path)} == {spider}
+    assert crovia(tmp_path, "audit").returncode == 0
+
+
+def test_a_config_entry_makes_a_spider(tmp_path, feed_server):
+    (tmp_path / "feeds.toml").write_text(
+        f'[[feeds]]\nvendor = "lab"\nurl = "{feed_server.url(FIXTURES[1])}"\nspider = "lab_notes"\n'
+    )
+    assert "lab_notes" in scrapy_list(crawl_env(tmp_path))
+    proc = crawl_with(tmp_path, feed_server, "lab_notes")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (env,) = {e["body"]["axiom_subtype"] for e in envelopes(tmp_path)}
+    assert env == "news.lab_notes.v1"
+
+
+def test_genspider_template_writes_a_working_subclass(tmp_path, feed_server):
+    package = tmp_path / "generated_spiders"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    env = crawl_env(tmp_path, PYTHONPATH=str(tmp_path))
+    settings = ("-s", "NEWSPIDER_MODULE=generated_spiders")
+    subprocess.run(
+        [str(BIN / "scrapy"), "genspider", "-t", "feed", *settings, "deep_notes",
+         "https://notes.example.org/feed.xml"],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    source = (package / "deep_notes.py").read_text()
+    assert "class DeepNotesSpider(FeedSpider):" in source and 'name = "deep_notes"' in source
+    modules = ("-s", "SPIDER_MODULES=crovia_spider.spiders,generated_spiders")
+    assert "deep_notes" in scrapy_list(env, *modules)
+    proc = crawl_with(tmp_path, feed_server, "deep_notes", *modules, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert run_records(tmp_path)[0]["totals"]["new"] == 9
