@@ -48,14 +48,15 @@ PROOF_PARAMS = {
     "odd_leaf_rule": "duplicate_last",
 }
 # OpenTimestamps anchoring is a later step: until this oracle can check an attestation, the only
-# anchor it accepts is the one that claims nothing.
-PENDING_ANCHOR = {
+# anchors it accepts are those that claim nothing: the seed's "pending_next_stamp" and crovia's own
+# "not_stamped" (nothing will stamp it), each with every attestation field empty.
+UNANCHORED = {
     "bitcoin_attestations": [],
     "calendar_attestations": [],
     "ots_url": "",
     "stamped_at": "",
-    "status": "pending_next_stamp",
 }
+UNANCHORED_STATUSES = ("pending_next_stamp", "not_stamped")
 
 
 class OracleReject(Exception):
@@ -120,7 +121,10 @@ def _check_shape(receipt: dict[str, Any]) -> None:
     _expect("canonicalization", "_canonicalization", receipt["_canonicalization"], CANONICALIZATION)
     proof_params = {k: v for k, v in receipt["merkle_proof"].items() if k != "path"}
     _expect("proof_params", "merkle_proof", proof_params, PROOF_PARAMS)
-    _expect("bitcoin_anchor", "bitcoin_anchor", receipt["bitcoin_anchor"], PENDING_ANCHOR)
+    anchor = dict(receipt["bitcoin_anchor"])
+    if anchor.pop("status", None) not in UNANCHORED_STATUSES:
+        raise OracleReject("bitcoin_anchor", f"status is not one of {UNANCHORED_STATUSES}")
+    _expect("bitcoin_anchor", "bitcoin_anchor", anchor, UNANCHORED)
 
 
 def _reject_floats(value: Any, where: str) -> None:
