@@ -25,12 +25,18 @@ class _TextCollector(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIPPED:
             self._skipping += 1
-        elif tag in _BLOCKS and self.parts and not self._skipping:
-            self.parts.append("\n")
+        elif tag in _BLOCKS:
+            self._break_line()
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIPPED and self._skipping:
             self._skipping -= 1
+        elif tag in _BLOCKS:
+            self._break_line()
+
+    def _break_line(self) -> None:
+        if self.parts and not self._skipping and not self.parts[-1].endswith("\n"):
+            self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
         if not self._skipping:

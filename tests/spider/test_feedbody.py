@@ -1,0 +1,63 @@
+"""Feed bodies are untrusted: parse_body reports instead of raising, and lets no DTD through."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from crovia_spider.feedbody import parse_body
+from crovia_spider.middlewares import retry_after_seconds
+from crovia_spider.runlog import parent_run_hash
+from tests.conftest import FEEDS, FIXTURES
+
+RSS = {"content-type": "application/rss+xml"}
+
+
+def test_a_clean_feed():
+    parsed = parse_body((FEEDS / "openai_news_rss_prefix.xml").read_bytes(), RSS)
+    assert (len(parsed.entries), parsed.version, parsed.error) == (6, "rss20", "")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le", "utf-16-be"])
+def test_entity_declarations_are_refused_in_any_encoding(encoding):
+    body = (FIXTURES / "bad" / "entity_bomb.xml").read_text().encode(encoding)
+    parsed = parse_body(body, RSS)
+    assert parsed.entries == [] and parsed.error.startswith("refused")
+
+
+def test_truncation_keeps_closed_entries_only():
+    body = (FEEDS / "arxiv_cs_ai_rss2_2026-04-27_trim3.xml").read_bytes()
+    for cut in (3000, 5000, 6500):
+        parsed = parse_body(body[:cut], RSS)
+        assert len(parsed.entries) == body[:cut].count(b"</item>")
+        assert parsed.truncated_entries == (
+            1 if b"<item>" in body[:cut].rsplit(b"</item>", 1)[-1] else 0
+        )
+
+
+def test_garbage_is_not_a_feed():
+    for body in (b"", b"\x00\xff\xfe garbage", b'{"json": true}'):
+        parsed = parse_body(body, {"content-type": "application/json"})
+        assert parsed.entries == [] and parsed.error.startswith("not a feed")
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [(b"7", 7.0), (b"Thu, 01 Jan 1970 00:00:00 GMT", 0.0), (b"soon", None), (None, None)],
+)
+def test_retry_after(header, seconds):
+    assert retry_after_seconds(header) == seconds
+
+
+def test_retry_after_date_in_the_future():
+    assert retry_after_seconds(b"Fri, 31 Dec 2100 23:59:59 GMT") > 86400
+
+
+def test_parent_run_hash_formula():
+    # sha256 of canonical JSON {"run_id","spider","started_at"}: pinned so the doc stays true.
+    assert parent_run_hash("r1", "vendor_press", "2026-06-18T04:43:37.000000Z") == (
+        hashlib.sha256(
+            b'{"run_id":"r1","spider":"vendor_press","started_at":"2026-06-18T04:43:37.000000Z"}'
+        ).hexdigest()
+    )
