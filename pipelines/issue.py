@@ -154,27 +154,16 @@ def log_summary(run: Any, outcome: str) -> None:
     """One line per feed and one for the run, at the end of every crawl."""
     for feed in run.feeds.values():
         state = feed.error or ("304 not modified" if feed.not_modified else f"HTTP {feed.status}")
+        problem = f" [{feed.parse_error[:100]}]" if feed.parse_error else ""
         logger.info(
-            "feed %-28s %-22s seen %d new %d updated %d duplicate %d dropped %d%s",
-            feed.vendor,
-            state[:22],
-            feed.items_seen,
-            feed.new,
-            feed.updated,
-            feed.duplicate,
-            feed.dropped,
-            f" [{feed.parse_error[:80]}]" if feed.parse_error else "",
-        )
+            "feed %s: %s; seen %d, new %d, updated %d, duplicate %d, dropped %d%s",
+            feed.vendor, state, feed.items_seen, feed.new, feed.updated, feed.duplicate,
+            feed.dropped, problem,
+        )  # fmt: skip
     failed = sum(1 for f in run.feeds.values() if not f.fetched)
     totals = run.record("", outcome)["totals"]
     logger.info(
         "run %s %s: %d feeds (%d failed), %d new, %d updated, %d duplicate, %d dropped",
-        run.run_id,
-        outcome,
-        len(run.feeds),
-        failed,
-        totals["new"],
-        totals["updated"],
-        totals["duplicate"],
-        totals["dropped"],
-    )
+        run.run_id, outcome, len(run.feeds), failed, totals["new"], totals["updated"],
+        totals["duplicate"], totals["dropped"],
+    )  # fmt: skip
