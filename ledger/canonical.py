@@ -57,23 +57,43 @@ def check_signable(obj: Any) -> None:
 
     Exact types only: a subclass (an IntEnum, a str subclass) could encode differently elsewhere.
     """
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            for key, value in item.items():
-                if type(key) is not str:
-                    raise CanonicalizationError(f"dict key {key!r} is not a string")
-                stack.append(value)
-        elif kind is list or kind is tuple:
-            stack.extend(item)
-        elif kind is int:
-            if not _INT_MIN <= item <= _INT_MAX:
-                raise CanonicalizationError(f"integer {item} is beyond 64 bits")
-        elif kind is float:
-            raise CanonicalizationError(
-                f"float {item!r} in a signed structure (encoders disagree on floats)"
-            )
-        elif kind not in _SCALARS:
-            raise CanonicalizationError(f"value of type {kind.__name__} cannot be signed")
+    try:
+        _check(obj)
+    except RecursionError:
+        raise CanonicalizationError("structure nested too deeply to sign") from None
+
+
+def _check(item: Any) -> None:
+    # Recursion with a str-first test per value: the envelope walk is on the hot path of issue().
+    kind = type(item)
+    if kind is dict:
+        for key in item:
+            if type(key) is not str:
+                raise CanonicalizationError(f"dict key {key!r} is not a string")
+        values = item.values()
+    elif kind is list or kind is tuple:
+        values = item
+    else:
+        _check_scalar(item)
+        return
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            continue
+        if kind is dict or kind is list or kind is tuple:
+            _check(value)
+        else:
+            _check_scalar(value)
+
+
+def _check_scalar(value: Any) -> None:
+    kind = type(value)
+    if kind is int:
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise CanonicalizationError(f"integer {value} is beyond 64 bits")
+    elif kind is float:
+        raise CanonicalizationError(
+            f"float {value!r} in a signed structure (encoders disagree on floats)"
+        )
+    elif kind not in _SCALARS:
+        raise CanonicalizationError(f"value of type {kind.__name__} cannot be signed")

@@ -6,14 +6,23 @@ Rebuildable from axiom_ledger.jsonl at any time (`crovia reindex`), so it is wri
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ledger.exceptions import IndexCorrupt
+
+# Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id): their
+# b-trees are far smaller and faster to update than ones over 68-character strings; the full text
+# is compared after the key matches.
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS leaves (
     leaf_index   INTEGER PRIMARY KEY,
+    axiom_key    INTEGER NOT NULL,
+    target_key   INTEGER NOT NULL,
     axiom_id     TEXT NOT NULL,
     target_id    TEXT NOT NULL,
     fingerprint  TEXT NOT NULL,
@@ -23,9 +32,13 @@ CREATE TABLE IF NOT EXISTS leaves (
     offset       INTEGER NOT NULL,
     length       INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS leaves_axiom ON leaves (axiom_id);
-CREATE INDEX IF NOT EXISTS leaves_target ON leaves (target_id, leaf_index);
+CREATE INDEX IF NOT EXISTS leaves_axiom ON leaves (axiom_key);
+CREATE INDEX IF NOT EXISTS leaves_target ON leaves (target_key, leaf_index);
 """
+_COLUMNS = (
+    "leaf_index, axiom_id, target_id, fingerprint, receipt_hash, run_hash, vendor, offset, length"
+)
+_IN_CHUNK = 5000  # well under SQLite's limit on bound parameters
 
 
 class IndexEntry(NamedTuple):
@@ -67,53 +80,133 @@ def row_for(envelope: Mapping[str, Any], leaf_index: int, offset: int, length: i
     )
 
 
+def axiom_key(axiom_id: str) -> int:
+    """A signed 64-bit key from the first 16 hex digits of an axiom id (0 if it has none)."""
+    try:
+        return int(axiom_id[4:20], 16) - 2**63
+    except ValueError:
+        return 0
+
+
+def target_key(target_id: str) -> int:
+    """A signed 64-bit key from sha256 of a target id."""
+    digest = hashlib.sha256(target_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
 class LedgerIndex:
-    """SQLite index at `path`; read-only unless `writable`."""
+    """SQLite index at `path`; read-only unless `writable`.
+
+    The writer keeps SQLite's rollback journal on disk (PERSIST, so a killed transaction rolls
+    back) but never fsyncs: the index is derived, and recovery checks it against the JSONL.
+    Rows are buffered in memory (visible to this object's lookups at once) and committed
+    FLUSH_ROWS at a time, on `flush()` and on `close()`: a commit costs about a millisecond, too
+    much to pay per small batch. An index of another schema version is dropped and rebuilt.
+    """
+
+    FLUSH_ROWS = 2048
 
     def __init__(self, path: Path, *, writable: bool) -> None:
+        self._pending: list[LeafRow] = []
+        self._pending_axiom: dict[str, LeafRow] = {}
+        self._pending_target: dict[str, LeafRow] = {}
         if writable:
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA synchronous=OFF")
+            self._db.execute("PRAGMA journal_mode=PERSIST")
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+            if version != SCHEMA_VERSION:
+                self._db.execute("DROP TABLE IF EXISTS leaves")
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._db.executescript(_SCHEMA)
         else:
             self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            self._check_version()
 
     def close(self) -> None:
+        self.flush()
         self._db.close()
 
     def add(self, rows: Iterable[LeafRow]) -> None:
-        """Insert rows in one transaction."""
+        """Index rows (the next leaves, in order); committed by the next flush."""
+        for row in rows:
+            self._pending.append(row)
+            self._pending_axiom.setdefault(row.axiom_id, row)
+            self._pending_target[row.target_id] = row
+        if len(self._pending) >= self.FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit buffered rows in one transaction."""
+        if not self._pending:
+            return
+        keyed = (
+            (*row, axiom_key(row.axiom_id), target_key(row.target_id)) for row in self._pending
+        )
         with self._transaction():
-            self._db.executemany("INSERT INTO leaves VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            self._db.executemany(
+                f"INSERT INTO leaves ({_COLUMNS}, axiom_key, target_key)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                keyed,
+            )
+        self._pending.clear()
+        self._pending_axiom.clear()
+        self._pending_target.clear()
+
+    def known(self, axiom_ids: list[str]) -> set[str]:
+        """Those of `axiom_ids` already indexed (one query per few thousand ids)."""
+        found = {axiom_id for axiom_id in axiom_ids if axiom_id in self._pending_axiom}
+        for start in range(0, len(axiom_ids), _IN_CHUNK):
+            chunk = axiom_ids[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT axiom_id FROM leaves WHERE axiom_key IN ({marks})",
+                [axiom_key(axiom_id) for axiom_id in chunk],
+            )
+            wanted = set(chunk)
+            found.update(axiom_id for (axiom_id,) in rows if axiom_id in wanted)
+        return found
 
     def count(self) -> int:
         """Number of indexed leaves (they are contiguous from 0)."""
+        if self._pending:
+            return self._pending[-1].leaf_index + 1
         (last,) = self._db.execute("SELECT MAX(leaf_index) FROM leaves").fetchone()
         return 0 if last is None else last + 1
 
     def leaf(self, leaf_index: int) -> LeafRow | None:
-        found = self._db.execute("SELECT * FROM leaves WHERE leaf_index=?", (leaf_index,))
+        if self._pending and leaf_index >= self._pending[0].leaf_index:
+            position = leaf_index - self._pending[0].leaf_index
+            return self._pending[position] if position < len(self._pending) else None
+        found = self._db.execute(f"SELECT {_COLUMNS} FROM leaves WHERE leaf_index=?", (leaf_index,))
         row = found.fetchone()
         return None if row is None else LeafRow(*row)
 
     def by_axiom(self, axiom_id: str) -> LeafRow | None:
         """The first leaf with this axiom_id."""
         found = self._db.execute(
-            "SELECT * FROM leaves WHERE axiom_id=? ORDER BY leaf_index LIMIT 1", (axiom_id,)
+            f"SELECT {_COLUMNS} FROM leaves WHERE axiom_key=? AND axiom_id=?"
+            " ORDER BY leaf_index LIMIT 1",
+            (axiom_key(axiom_id), axiom_id),
         )
         row = found.fetchone()
-        return None if row is None else LeafRow(*row)
+        return LeafRow(*row) if row is not None else self._pending_axiom.get(axiom_id)
 
     def latest_for_target(self, target_id: str) -> IndexEntry | None:
+        """The newest leaf whose subject.target_id is `target_id`."""
+        row = self._pending_target.get(target_id)
+        if row is not None:
+            return IndexEntry(row.axiom_id, row.fingerprint, row.leaf_index)
         found = self._db.execute(
-            "SELECT axiom_id, fingerprint, leaf_index FROM leaves WHERE target_id=?"
-            " ORDER BY leaf_index DESC LIMIT 1",
-            (target_id,),
+            "SELECT axiom_id, fingerprint, leaf_index FROM leaves WHERE target_key=?"
+            " AND target_id=? ORDER BY leaf_index DESC LIMIT 1",
+            (target_key(target_id), target_id),
         )
-        row = found.fetchone()
-        return None if row is None else IndexEntry(*row)
+        entry = found.fetchone()
+        return None if entry is None else IndexEntry(*entry)
 
     def vendor_counts(self) -> dict[str, int]:
+        self.flush()
         rows = self._db.execute(
             "SELECT vendor, COUNT(*) FROM leaves GROUP BY vendor ORDER BY vendor"
         )
@@ -121,10 +214,21 @@ class LedgerIndex:
 
     def truncate(self, leaf_count: int) -> None:
         """Forget leaves at and beyond `leaf_count`."""
+        self.flush()
         with self._transaction():
             self._db.execute("DELETE FROM leaves WHERE leaf_index>=?", (leaf_count,))
 
-    def _transaction(self) -> sqlite3.Connection:
+    def _check_version(self) -> None:
+        try:
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"unreadable index ({exc}); run `crovia reindex`") from None
+        if version != SCHEMA_VERSION:
+            raise IndexCorrupt(
+                f"index schema {version}, expected {SCHEMA_VERSION}; run `crovia reindex`"
+            )
+
+    def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
 

@@ -75,6 +75,7 @@ def reconcile_index(index: LedgerIndex, jsonl: Path) -> int:
             index.add(batch)
             batch = []
     index.add(batch)
+    index.flush()
     return count
 
 

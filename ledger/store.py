@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,6 +41,9 @@ INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"
 QUARANTINE_DIR = "quarantine"
+# Batches at least this long are signed on two threads; below it a thread hand-off costs more.
+_PARALLEL_MIN = 32
+
 __all__ = ["IndexEntry", "Issued", "Ledger"]
 
 
@@ -64,6 +68,8 @@ class Ledger:
         self._seal_every: int | None = None
         self._leaf_count = 0
         self._last_seal: dict[str, Any] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._jsonl_fd: int | None = None
 
     @classmethod
     def open(
@@ -106,6 +112,12 @@ class Ledger:
             if resource is not None:
                 resource.close()
         self._index = self._nodes = None
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        if self._jsonl_fd is not None:
+            os.close(self._jsonl_fd)
+            self._jsonl_fd = None
         if self._lock_fd is not None:
             lock.release(self._lock_fd)
             self._lock_fd = None
@@ -204,25 +216,23 @@ class Ledger:
         Nothing is written unless every envelope of the batch is acceptable.
         """
         key = self._writer_key()
-        start, offset = self._leaf_count, self.jsonl_path.stat().st_size
-        lines, rows, issued, seen = [], [], [], set()
-        for leaf_index, envelope in enumerate(envelopes, start):
-            check_signable(envelope)
-            anchors = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
-            full = sign_envelope(envelope, anchors, key)
-            self._refuse_duplicate(full["axiom_id"], seen)
-            line = encode_checked(full) + b"\n"
+        start = self._leaf_count
+        signed = self._sign_all(list(envelopes), start, key)
+        if not signed:
+            return []
+        self._refuse_duplicates([full["axiom_id"] for full, _line, _digest in signed])
+        offset, rows = os.fstat(self._jsonl_fd).st_size, []
+        for leaf_index, (full, line, _digest) in enumerate(signed, start):
             rows.append(row_for(full, leaf_index, offset, len(line) - 1))
             offset += len(line)
-            lines.append(line)
-            issued.append(Issued(leaf_index, full["axiom_id"], merkle.leaf_hash(line[:-1]).hex()))
-        if not lines:
-            return []
-        _append_durably(self.jsonl_path, b"".join(lines))
-        self._after_append(issued, rows)
+        _append_durably(self._jsonl_fd, b"".join(line for _full, line, _digest in signed))
+        self._after_append(start, [digest for _full, _line, digest in signed], rows)
         if self._seal_every and self._unsealed() >= self._seal_every:
             self.seal()
-        return issued
+        return [
+            Issued(leaf_index, full["axiom_id"], digest.hex())
+            for leaf_index, (full, _line, digest) in enumerate(signed, start)
+        ]
 
     def seal(self, *, run_id: str | None = None) -> dict[str, Any]:
         """Cut a signed seal over the whole ledger and make it durable in seals.jsonl.
@@ -236,6 +246,7 @@ class Ledger:
             raise EmptyLedger("nothing to seal: the ledger has no leaves")
         if self._unsealed() == 0:
             return self._last_seal
+        self._index.flush()  # a reader who sees this seal must find every leaf it covers
         first = self._index.leaf(self._leaf_count - self._unsealed())
         last = self._index.leaf(self._leaf_count - 1)
         seal = build_seal(
@@ -247,7 +258,7 @@ class Ledger:
             first=(first.receipt_hash, first.run_hash),
             last=(last.receipt_hash, last.run_hash),
         )
-        _append_durably(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
+        _append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         return seal
 
@@ -261,7 +272,7 @@ class Ledger:
         text = json.dumps(
             record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
-        _append_durably(self.directory / RUNS_FILE, text.encode("utf-8") + b"\n")
+        _append_to(self.directory / RUNS_FILE, text.encode("utf-8") + b"\n")
 
     def rebuild_index(self) -> int:
         """Rebuild the index and the Merkle node files from the JSONL; return the leaf count.
@@ -294,6 +305,7 @@ class Ledger:
         self._index = LedgerIndex(self.directory / INDEX_FILE, writable=True)
         self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=True)
         self._recover()
+        self._jsonl_fd = os.open(self.jsonl_path, os.O_WRONLY | os.O_APPEND)
 
     def _recover(self) -> None:
         quarantine = self.directory / QUARANTINE_DIR
@@ -303,19 +315,38 @@ class Ledger:
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
         self._last_seal = _last_line(self.directory / SEALS_FILE)
 
-    def _after_append(self, issued: list[Issued], rows: list) -> None:
-        for item in issued:
-            merkle.append_leaf(self._nodes, item.leaf_index, bytes.fromhex(item.leaf_hash))
+    def _sign_all(
+        self, envelopes: list[Mapping[str, Any]], start: int, key: nacl.signing.SigningKey
+    ) -> list[tuple[dict[str, Any], bytes, bytes]]:
+        """Sign a batch; a large one on two threads (PyNaCl releases the GIL while signing)."""
+        if len(envelopes) < _PARALLEL_MIN:
+            return _sign_range(envelopes, start, key)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-sign")
+        half = len(envelopes) // 2
+        second = self._pool.submit(_sign_range, envelopes[half:], start + half, key)
+        try:
+            first = _sign_range(envelopes[:half], start, key)
+        finally:
+            wait([second])  # it only signs, but nothing of a failed batch may outlive the call
+        return first + second.result()
+
+    def _after_append(self, start: int, digests: list[bytes], rows: list) -> None:
+        for leaf_index, digest in enumerate(digests, start):
+            merkle.append_leaf(self._nodes, leaf_index, digest)
         self._nodes.flush()
         self._index.add(rows)
-        self._leaf_count += len(issued)
+        self._leaf_count += len(digests)
 
-    def _refuse_duplicate(self, axiom_id: str, seen: set[str]) -> None:
-        if axiom_id in seen or self._index.by_axiom(axiom_id) is not None:
+    def _refuse_duplicates(self, axiom_ids: list[str]) -> None:
+        repeated = {axiom_id for axiom_id in axiom_ids if axiom_ids.count(axiom_id) > 1}
+        if len(set(axiom_ids)) == len(axiom_ids):
+            repeated = self._index.known(axiom_ids)
+        if repeated:
             raise DuplicateAxiom(
-                f"{axiom_id} is already in the ledger (same envelope issued twice)"
+                f"already in the ledger or twice in the batch (same envelope issued twice):"
+                f" {sorted(repeated)[:3]}"
             )
-        seen.add(axiom_id)
 
     def _unsealed(self) -> int:
         return self._leaf_count - (self._last_seal["leaf_count"] if self._last_seal else 0)
@@ -335,14 +366,42 @@ class Ledger:
             return os.pread(src.fileno(), length, offset)
 
 
-def _append_durably(path: Path, data: bytes) -> None:
-    """Append `data` at the end of `path` and fsync before returning."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def _sign_range(
+    envelopes: Sequence[Mapping[str, Any]], start: int, key: nacl.signing.SigningKey
+) -> list[tuple[dict[str, Any], bytes, bytes]]:
+    """(full envelope, its line with newline, its leaf hash) for each envelope."""
+    signed = []
+    for leaf_index, envelope in enumerate(envelopes, start):
+        check_signable(envelope)
+        anchors = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
+        full = sign_envelope(envelope, anchors, key)
+        line = encode_checked(full)
+        signed.append((full, line + b"\n", merkle.leaf_hash(line)))
+    return signed
+
+
+def _append_durably(fd: int, data: bytes) -> None:
+    """Append `data` to the O_APPEND file `fd` and fsync it before returning.
+
+    On an error (a full disk) the file is cut back to its old end: the next append must not
+    follow a torn line.
+    """
+    end = os.fstat(fd).st_size
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
+    except BaseException:
+        os.ftruncate(fd, end)
+        raise
+
+
+def _append_to(path: Path, data: bytes) -> None:
+    """`_append_durably` to the file at `path` (created if missing)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _append_durably(fd, data)
     finally:
         os.close(fd)
 

@@ -71,3 +71,11 @@ def test_unsignable_values_are_refused_by_both_encoders(value: object) -> None:
         canonical_json(value)
     with pytest.raises(CanonicalizationError):
         canonical_json_stdlib(value)
+
+
+def test_absurd_nesting_is_refused_not_a_crash() -> None:
+    value: list = []
+    for _ in range(5000):
+        value = [value]
+    with pytest.raises(CanonicalizationError, match="nested too deeply"):
+        canonical_json(value)

@@ -1,0 +1,206 @@
+"""Ledger performance, as ratios measured in the same run (no thresholds asserted).
+
+    .venv/bin/python bench/ledger_bench.py [--leaves 100000] [--small 1000] [--workdir DIR]
+
+1. issuing per item (Ledger.issue, batches of 100) vs a bare loop of orjson + hashlib + PyNaCl
+   doing the same encoding, hashing and signing (goal <= 1.5x);
+2. `crovia prove` and `crovia seal` on --leaves vs --small leaves, process start included
+   (goal <= 1.5x);
+3. `crovia audit` of --leaves leaves vs one core verifying the same signatures alone (goal <= 1.0x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nacl.signing
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ledger.envelope import new_envelope  # noqa: E402
+from ledger.keys import generate_signing_key  # noqa: E402
+from ledger.recovery import iter_lines  # noqa: E402
+from ledger.store import Ledger  # noqa: E402
+
+CROVIA = [sys.executable, "-m", "crovia_spider.cli"]
+BATCH = 100
+SUMMARY = ("Reinforcement learning post-training of Diffusion Transformers is expensive. " * 14)[
+    :1000
+]
+
+
+def record(number: int) -> dict:
+    """A spider_record the size of the seed's (a 1,000-character summary)."""
+    return {
+        "axiom_subtype": "news.vendor_press.v1",
+        "category": "news",
+        "decision_hint": "POSITIVE",
+        "envelope_target": "AX.OBS",
+        "fingerprint": hashlib.sha256(b"%d" % number).hexdigest(),
+        "observed_at": "2026-06-18T04:43:37.219665Z",
+        "parent_run_hash": hashlib.sha256(b"run").hexdigest(),
+        "published": "Thu, 18 Jun 2026 00:00:00 -0400",
+        "runtime_version": "0.1.0",
+        "schema": "spider.news.vendor_press.v1",
+        "source_status": 200,
+        "source_url": "https://export.arxiv.org/rss/cs.AI",
+        "spider": "vendor_press",
+        "summary_excerpt": SUMMARY,
+        "title": f"Spotlight {number}: Synergizing Seed Exploration and Spot GPUs",
+        "url": f"https://arxiv.org/abs/2606.{number:06d}",
+        "vendor": "arxiv_cs_ai",
+    }
+
+
+def envelopes(start: int, count: int) -> list[dict]:
+    return [
+        new_envelope(record(n), issued_at="2026-06-18T04:43:37Z")
+        for n in range(start, start + count)
+    ]
+
+
+def bare_loop(items: list[dict], key: nacl.signing.SigningKey) -> float:
+    """The floor: the same three encodings, two hashes and one signature per item, nothing else."""
+    started = time.perf_counter()
+    for envelope in items:
+        full = dict(envelope)
+        full["anchors"] = [{"chain": "c", "height": 0, "merkle_proof": "m", "root_at_anchor": "r"}]
+        core = {k: v for k, v in full.items() if k != "anchors"}
+        full["axiom_id"] = (
+            "axm_" + hashlib.sha256(orjson.dumps(core, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        )
+        signed = {k: v for k, v in full.items() if k != "axiom_id"}
+        signature = key.sign(orjson.dumps(signed, option=orjson.OPT_SORT_KEYS)).signature
+        full["signature"] = "ed25519:" + signature.hex()
+        hashlib.sha256(b"\x00" + orjson.dumps(full, option=orjson.OPT_SORT_KEYS)).digest()
+    return time.perf_counter() - started
+
+
+def bench_issue(workdir: Path, count: int) -> tuple[float, float]:
+    key = nacl.signing.SigningKey.generate()
+    items = envelopes(10**7, count)
+    floor = bare_loop(items, key)
+    with Ledger.open(workdir / "issue", signing_key=key) as ledger:
+        started = time.perf_counter()
+        for offset in range(0, count, BATCH):
+            ledger.issue(items[offset : offset + BATCH])
+        issued = time.perf_counter() - started
+    return floor / count, issued / count
+
+
+def build(directory: Path, key_file: Path, leaves: int) -> list[str]:
+    """A sealed ledger of `leaves` leaves; returns a few axiom ids spread over it."""
+    key = generate_signing_key(key_file)
+    picks = []
+    with Ledger.open(directory, signing_key=key) as ledger:
+        for offset in range(0, leaves, 1000):
+            issued = ledger.issue(envelopes(offset, min(1000, leaves - offset)))
+            picks.append(issued[len(issued) // 2].axiom_id)
+        ledger.seal(run_id="bench")
+    return picks[:: max(1, len(picks) // 5)][:5]
+
+
+def run(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(CROVIA + args, check=True, capture_output=True, cwd=ROOT)
+    return time.perf_counter() - started
+
+
+def time_prove(directory: Path, picks: list[str]) -> float:
+    return statistics.median(
+        run(["prove", pick, "--ledger-dir", str(directory)]) for pick in picks * 2
+    )
+
+
+def time_seal(directory: Path, key_file: Path, start: int) -> float:
+    times = []
+    for round_number in range(5):
+        from ledger.keys import load_signing_key
+
+        with Ledger.open(directory, signing_key=load_signing_key(key_file)) as ledger:
+            ledger.issue(envelopes(start + round_number, 1))  # something new to seal
+        times.append(run(["seal", "--ledger-dir", str(directory), "--key", str(key_file)]))
+    return statistics.median(times)
+
+
+def one_core_verify(directory: Path, public: bytes) -> float:
+    """Seconds one core spends verifying every envelope signature (messages prepared untimed)."""
+    verify_key, spent, chunk = nacl.signing.VerifyKey(public), 0.0, []
+    for _offset, line in iter_lines(directory / "axiom_ledger.jsonl"):
+        envelope = orjson.loads(line)
+        signature = bytes.fromhex(envelope.pop("signature")[8:])
+        envelope.pop("axiom_id")
+        chunk.append((orjson.dumps(envelope, option=orjson.OPT_SORT_KEYS), signature))
+        if len(chunk) == 2000:
+            spent += _verify_all(verify_key, chunk)
+            chunk = []
+    return spent + _verify_all(verify_key, chunk)
+
+
+def _verify_all(verify_key: nacl.signing.VerifyKey, chunk: list[tuple[bytes, bytes]]) -> float:
+    started = time.perf_counter()
+    for message, signature in chunk:
+        verify_key.verify(message, signature)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leaves", type=int, default=100_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--issue-items", type=int, default=5_000)
+    parser.add_argument("--workdir", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
+        report(Path(scratch), args)
+
+
+def report(workdir: Path, args: argparse.Namespace) -> None:
+    floor, issued = bench_issue(workdir, args.issue_items)
+    print(
+        f"1. issue: {issued * 1e6:.1f} us/item vs bare loop {floor * 1e6:.1f} us/item"
+        f" -> {issued / floor:.2f}x (goal <= 1.5x)",
+        flush=True,
+    )
+    small, big = workdir / "small", workdir / "big"
+    small_picks = build(small, workdir / "small.key", args.small)
+    started = time.perf_counter()
+    big_picks = build(big, workdir / "big.key", args.leaves)
+    print(f"   (built {args.leaves} leaves in {time.perf_counter() - started:.1f}s)", flush=True)
+    prove_small, prove_big = time_prove(small, small_picks), time_prove(big, big_picks)
+    print(
+        f"2. prove: {prove_big * 1e3:.0f} ms at {args.leaves} vs {prove_small * 1e3:.0f} ms at"
+        f" {args.small} -> {prove_big / prove_small:.2f}x (goal <= 1.5x)",
+        flush=True,
+    )
+    seal_small = time_seal(small, workdir / "small.key", 10**8)
+    seal_big = time_seal(big, workdir / "big.key", 10**8)
+    print(
+        f"   seal:  {seal_big * 1e3:.0f} ms at {args.leaves} vs {seal_small * 1e3:.0f} ms at"
+        f" {args.small} -> {seal_big / seal_small:.2f}x (goal <= 1.5x)",
+        flush=True,
+    )
+    audit_time = run(["audit", "--ledger-dir", str(big)])
+    public = bytes(
+        nacl.signing.SigningKey(bytes.fromhex((workdir / "big.key").read_text())).verify_key
+    )
+    floor_audit = one_core_verify(big, public)
+    leaves = args.leaves + 5
+    print(
+        f"3. audit: {audit_time:.2f}s for {leaves} leaves vs one core verifying the signatures"
+        f" {floor_audit:.2f}s -> {audit_time / floor_audit:.2f}x (goal <= 1.0x)",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
