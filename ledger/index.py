@@ -99,9 +99,9 @@ class LedgerIndex:
 
     The writer keeps SQLite's rollback journal on disk (PERSIST, so a killed transaction rolls
     back) but never fsyncs: the index is derived, and recovery checks it against the JSONL.
-    Rows are buffered in memory (visible to this object's lookups at once) and committed
-    FLUSH_ROWS at a time, on `flush()` and on `close()`: a commit costs about a millisecond, too
-    much to pay per small batch. An index of another schema version is dropped and rebuilt.
+    `add` buffers rows (visible to this object's lookups at once); `flush` commits them in one
+    transaction, and `add` flushes by itself every FLUSH_ROWS rows. An index of another schema
+    version is dropped and rebuilt.
     """
 
     FLUSH_ROWS = 2048

@@ -246,7 +246,6 @@ class Ledger:
             raise EmptyLedger("nothing to seal: the ledger has no leaves")
         if self._unsealed() == 0:
             return self._last_seal
-        self._index.flush()  # a reader who sees this seal must find every leaf it covers
         first = self._index.leaf(self._leaf_count - self._unsealed())
         last = self._index.leaf(self._leaf_count - 1)
         seal = build_seal(
@@ -336,6 +335,7 @@ class Ledger:
             merkle.append_leaf(self._nodes, leaf_index, digest)
         self._nodes.flush()
         self._index.add(rows)
+        self._index.flush()  # a reader in this or another process sees what issue() returned
         self._leaf_count += len(digests)
 
     def _refuse_duplicates(self, axiom_ids: list[str]) -> None:

@@ -201,3 +201,14 @@ def test_open_is_a_context_manager_that_releases_the_lock(ledger_dir: Path) -> N
         ledger.issue([sample_envelope(1)])
     with Ledger.open(ledger_dir, signing_key=key, lock_timeout=0) as again:
         assert again.leaf_count == 1
+
+
+def test_a_reader_sees_each_leaf_as_soon_as_issue_returns(ledger_dir: Path, key) -> None:
+    with Ledger.open(ledger_dir, signing_key=key) as writer:
+        writer.issue([sample_envelope(0)])
+        with Ledger.open(ledger_dir) as reader:
+            for n in range(1, 4):
+                assert reader.latest_for_target(f"https://arxiv.org/abs/2606.{n:05d}") is None
+                writer.issue([sample_envelope(n)])
+                entry = reader.latest_for_target(f"https://arxiv.org/abs/2606.{n:05d}")
+                assert entry is not None and entry.leaf_index == n
