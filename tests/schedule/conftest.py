@@ -62,6 +62,10 @@ class SchedulerProcess:
     def stop(self, signum: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         """Send `signum`, wait for the exit (bounded), drain the log; returns the exit code."""
         self.proc.send_signal(signum)
+        return self.wait_exit(timeout)
+
+    def wait_exit(self, timeout: float = 30.0) -> int:
+        """Wait for the process to end (bounded) and drain the log; returns the exit code."""
         code = self.proc.wait(timeout=timeout)
         while (line := self._queue.get(timeout=timeout)) is not None:
             self.lines.append(line)

@@ -5,7 +5,10 @@ racing for one ledger. Each ends with `crovia audit` and a check that no item wa
 from __future__ import annotations
 
 import itertools
+import json
+import signal
 import subprocess
+import threading
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -139,3 +142,47 @@ def test_seal_job_runs_crovia_seal_on_the_ledger(tmp_path, feed_server, start_sc
     assert "exit=0 seal=none" in line
     assert "no new leaves since the last seal" in scheduler.log()
     assert len((tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()) == 1
+
+
+def test_stop_mid_crawl_ends_with_a_sealed_consistent_ledger(
+    tmp_path, feed_server, start_scheduler
+):
+    # The held feed answers only when the test says so: the crawl is mid-request when the stop
+    # signal comes. With no grace the scheduler hands SIGTERM on at once and Scrapy closes the
+    # spider: what was issued is sealed and the run recorded.
+    requested, release = threading.Event(), threading.Event()
+
+    def held_body() -> bytes:
+        requested.set()
+        release.wait(timeout=30)
+        return (FIXTURE_FEEDS / ARXIV).read_bytes()
+
+    held = feed_server.script("held.xml", Reply(body=held_body))
+    write_feeds(
+        tmp_path / "feeds.toml", [feeds_on(feed_server)[0], {"vendor": "held", "url": held}]
+    )
+    args = ", ".join(f'"{a}"' for a in FAST_SETTINGS)
+    schedule = write_schedule(
+        tmp_path / "schedule.toml",
+        f'[[jobs]]\nname = "harvest"\nspider = "vendor_press"\nargs = [{args}]\nevery = "1s"\n',
+    )
+    command = ["--config", str(schedule), "--grace", "0", "--kill-after", "60"]
+    scheduler = start_scheduler(command, crawl_env(tmp_path))
+    assert requested.wait(timeout=30), scheduler.log()
+
+    scheduler.proc.send_signal(signal.SIGTERM)
+    scheduler.wait_for(r"still running after the grace period: sending SIGTERM")
+    release.set()
+    assert scheduler.wait_exit() == 0
+
+    assert "SIGKILL" not in scheduler.log()
+    (run,) = run_records(tmp_path)
+    assert run["outcome"] == "shutdown"  # Scrapy took the SIGTERM as a graceful close
+    (line,) = [line for line in scheduler.lines if "job=harvest finished" in line]
+    assert f"exit=0 run_id={run['run_id']} " in line
+    issued = len(envelopes(tmp_path))
+    assert issued == run["totals"]["new"] >= entries_in(OPENAI)
+    seals = (tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()
+    assert json.loads(seals[-1])["leaf_count"] == issued
+    assert f"seal=leaf_count:{issued}," in line
+    assert_issued_once_and_audited(tmp_path, issued)
