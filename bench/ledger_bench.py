@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ledger.envelope import new_envelope  # noqa: E402
+from ledger.jsonl import iter_lines  # noqa: E402
 from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
-from ledger.recovery import iter_lines  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 
 CROVIA = [sys.executable, "-m", "crovia_spider"]

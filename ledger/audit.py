@@ -21,7 +21,7 @@ import nacl.exceptions
 import nacl.signing
 import orjson
 
-from ledger import merkle, recovery
+from ledger import jsonl, merkle
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
 from ledger.exceptions import (
@@ -74,17 +74,17 @@ def audit(
     its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
     """
     directory = Path(directory)
-    jsonl = directory / LEDGER_FILE
-    if not jsonl.exists():
+    ledger_file = directory / LEDGER_FILE
+    if not ledger_file.exists():
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
-    seals = list(recovery.iter_lines(directory / SEALS_FILE))
+    seals = list(jsonl.iter_lines(directory / SEALS_FILE))
     key_hex = pubkey_hex.lower() if pubkey_hex else _first_seal_key(seals)
     checker = _SealChecker(seals, key_hex)
     frontier, leaves = MemoryFrontier(), 0
     verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, jsonl, verify_key, workers):
+        for digests in _checked_batches(pool, ledger_file, verify_key, workers):
             for digest in digests:
                 merkle.append_leaf(frontier, leaves, digest)
                 leaves += 1
@@ -92,7 +92,7 @@ def audit(
             if progress is not None:
                 progress(leaves)
     checker.finish(leaves)
-    torn = jsonl.stat().st_size != recovery.complete_size(jsonl)
+    torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
     return AuditReport(leaves, len(seals), key_hex, time.monotonic() - started, torn)
 
 
@@ -133,11 +133,11 @@ def _check_signature(
 
 
 def _checked_batches(
-    pool: ThreadPoolExecutor, jsonl: Path, key: nacl.signing.VerifyKey | None, workers: int
+    pool: ThreadPoolExecutor, ledger_file: Path, key: nacl.signing.VerifyKey | None, workers: int
 ) -> Iterator[list[bytes]]:
     """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
     in_flight: deque[Future[list[bytes]]] = deque()
-    for start, lines in _batches(jsonl):
+    for start, lines in _batches(ledger_file):
         in_flight.append(pool.submit(_check_batch, lines, start, key))
         if len(in_flight) >= 2 * workers:
             yield in_flight.popleft().result()
@@ -149,10 +149,10 @@ def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | N
     return [check_line(line, start + i, key) for i, line in enumerate(lines)]
 
 
-def _batches(jsonl: Path) -> Iterator[tuple[int, list[bytes]]]:
+def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
     batch: list[bytes] = []
     start = 0
-    for _offset, line in recovery.iter_lines(jsonl):
+    for _offset, line in jsonl.iter_lines(ledger_file):
         batch.append(line)
         if len(batch) == BATCH_LINES:
             yield start, batch

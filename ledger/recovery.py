@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,10 +18,11 @@ import orjson
 from ledger import merkle
 from ledger.exceptions import IndexCorrupt
 from ledger.index import LedgerIndex, row_for
+from ledger.jsonl import iter_lines as jsonl_lines
+from ledger.jsonl import last_line_end
 from ledger.tree import FileNodeStore
 
 log = logging.getLogger(__name__)
-_CHUNK = 1 << 16
 _BATCH = 4096
 
 
@@ -36,7 +36,7 @@ def quarantine_torn_tail(path: Path, quarantine_dir: Path) -> int:
     if not path.exists():
         return 0
     with open(path, "r+b") as ledger_file:
-        start = _last_line_end(ledger_file)
+        start = last_line_end(ledger_file)
         ledger_file.seek(start)
         tail = ledger_file.read()
         if not tail:
@@ -68,7 +68,7 @@ def reconcile_index(index: LedgerIndex, jsonl: Path) -> int:
         count, last = 0, None
     start = last.offset + last.length + 1 if last is not None else 0  # past its newline
     batch = []
-    for offset, line in iter_lines(jsonl, start):
+    for offset, line in jsonl_lines(jsonl, start):
         batch.append(row_for(_parse(line, count, jsonl), count, offset, len(line)))
         count += 1
         if len(batch) >= _BATCH:
@@ -93,28 +93,6 @@ def reconcile_tree(nodes: FileNodeStore, index: LedgerIndex, jsonl: Path, leaf_c
         _replay(nodes, index, jsonl, consistent, leaf_count)
 
 
-def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
-    """(offset, line without newline) for each complete line from byte `start`; a torn tail is
-    skipped.
-    """
-    if not path.exists():
-        return
-    with open(path, "rb") as src:
-        src.seek(start)
-        offset = start
-        for raw in src:
-            if not raw.endswith(b"\n"):
-                return
-            yield offset, raw[:-1]
-            offset += len(raw)
-
-
-def complete_size(path: Path) -> int:
-    """Bytes of `path` up to and including its last newline (a torn tail excluded)."""
-    with open(path, "rb") as handle:
-        return _last_line_end(handle)
-
-
 def _consistent_leaves(nodes: FileNodeStore, leaf_count: int) -> int:
     consistent = min(nodes.count(0), leaf_count)
     level = 1
@@ -136,7 +114,7 @@ def _replay(
     if row is None:
         raise IndexCorrupt(f"leaf {first} is not indexed; run `crovia reindex`")
     leaf_index = first
-    for _offset, line in iter_lines(jsonl, row.offset):
+    for _offset, line in jsonl_lines(jsonl, row.offset):
         if leaf_index >= leaf_count:
             break
         merkle.append_leaf(nodes, leaf_index, merkle.leaf_hash(line))
@@ -165,21 +143,6 @@ def _parse(line: bytes, leaf_index: int, jsonl: Path) -> dict:
     if not isinstance(envelope, dict):
         raise IndexCorrupt(f"{jsonl} line {leaf_index} is not an envelope; run `crovia audit`")
     return envelope
-
-
-def _last_line_end(handle) -> int:
-    """Offset just past the last newline (0 if none)."""
-    end = handle.seek(0, os.SEEK_END)
-    position = end
-    while position > 0:
-        step = min(_CHUNK, position)
-        position -= step
-        handle.seek(position)
-        chunk = handle.read(step)
-        newline = chunk.rfind(b"\n")
-        if newline >= 0:
-            return position + newline + 1
-    return 0
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import nacl.signing
 import orjson
 
-from ledger import lock, merkle, recovery
-from ledger.canonical import check_signable, encode_checked
-from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
+from ledger import jsonl, lock, merkle, recovery
+from ledger.canonical import encode_checked
 from ledger.exceptions import (
     DuplicateAxiom,
     EmptyLedger,
@@ -32,6 +30,7 @@ from ledger.exceptions import (
 from ledger.index import IndexEntry, LedgerIndex, row_for
 from ledger.receipt import build_receipt
 from ledger.seal import build_seal
+from ledger.signer import BatchSigner
 from ledger.tree import FileNodeStore
 
 LEDGER_FILE = "axiom_ledger.jsonl"
@@ -41,9 +40,6 @@ INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"
 QUARANTINE_DIR = "quarantine"
-# Batches at least this long are signed on two threads; below it a thread hand-off costs more.
-_PARALLEL_MIN = 32
-
 __all__ = ["IndexEntry", "Issued", "Ledger"]
 
 
@@ -68,7 +64,7 @@ class Ledger:
         self._seal_every: int | None = None
         self._leaf_count = 0
         self._last_seal: dict[str, Any] | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._signer: BatchSigner | None = None
         self._jsonl_fd: int | None = None
 
     @classmethod
@@ -112,9 +108,9 @@ class Ledger:
             if resource is not None:
                 resource.close()
         self._index = self._nodes = None
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        if self._signer is not None:
+            self._signer.close()
+            self._signer = None
         if self._jsonl_fd is not None:
             os.close(self._jsonl_fd)
             self._jsonl_fd = None
@@ -151,12 +147,12 @@ class Ledger:
 
     def seals(self) -> Iterator[dict[str, Any]]:
         """Every seal, oldest first (a torn last line is skipped)."""
-        for _offset, line in recovery.iter_lines(self.directory / SEALS_FILE):
+        for _offset, line in jsonl.iter_lines(self.directory / SEALS_FILE):
             yield orjson.loads(line)
 
     def runs(self) -> Iterator[dict[str, Any]]:
         """Every run record, oldest first (a torn last line is skipped)."""
-        for _offset, line in recovery.iter_lines(self.directory / RUNS_FILE):
+        for _offset, line in jsonl.iter_lines(self.directory / RUNS_FILE):
             yield orjson.loads(line)
 
     def receipt(self, axiom_id: str) -> dict[str, Any]:
@@ -197,13 +193,13 @@ class Ledger:
         return {
             "directory": str(self.directory),
             "leaves": self._leaf_count,
-            "seals": sum(1 for _ in recovery.iter_lines(self.directory / SEALS_FILE)),
+            "seals": sum(1 for _ in jsonl.iter_lines(self.directory / SEALS_FILE)),
             "last_seal": None
             if last is None
             else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
             "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
             "vendors": self._index.vendor_counts(),
-            "runs": sum(1 for _ in recovery.iter_lines(self.directory / RUNS_FILE)),
+            "runs": sum(1 for _ in jsonl.iter_lines(self.directory / RUNS_FILE)),
         }
 
     # -- writing ----------------------------------------------------------------------------------
@@ -217,7 +213,7 @@ class Ledger:
         """
         key = self._writer_key()
         start = self._leaf_count
-        signed = self._sign_all(list(envelopes), start, key)
+        signed = self._signer_for(key).sign(list(envelopes), start)
         if not signed:
             return []
         self._refuse_duplicates([full["axiom_id"] for full, _line, _digest in signed])
@@ -225,7 +221,7 @@ class Ledger:
         for leaf_index, (full, line, _digest) in enumerate(signed, start):
             rows.append(row_for(full, leaf_index, offset, len(line) - 1))
             offset += len(line)
-        _append_durably(self._jsonl_fd, b"".join(line for _full, line, _digest in signed))
+        jsonl.append_durably(self._jsonl_fd, b"".join(line for _full, line, _digest in signed))
         self._after_append(start, [digest for _full, _line, digest in signed], rows)
         if self._seal_every and self._unsealed() >= self._seal_every:
             self.seal()
@@ -257,7 +253,7 @@ class Ledger:
             first=(first.receipt_hash, first.run_hash),
             last=(last.receipt_hash, last.run_hash),
         )
-        _append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
+        jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         return seal
 
@@ -271,7 +267,7 @@ class Ledger:
         text = json.dumps(
             record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
-        _append_to(self.directory / RUNS_FILE, text.encode("utf-8") + b"\n")
+        jsonl.append_to(self.directory / RUNS_FILE, text.encode("utf-8") + b"\n")
 
     def rebuild_index(self) -> int:
         """Rebuild the index and the Merkle node files from the JSONL; return the leaf count.
@@ -295,7 +291,7 @@ class Ledger:
         self._index = LedgerIndex(self.directory / INDEX_FILE, writable=False)
         self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=False)
         self._leaf_count = self._index.count()
-        self._last_seal = _last_line(self.directory / SEALS_FILE)
+        self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
 
     def _open_writer(self, lock_timeout: float) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -312,23 +308,12 @@ class Ledger:
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
-        self._last_seal = _last_line(self.directory / SEALS_FILE)
+        self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
 
-    def _sign_all(
-        self, envelopes: list[Mapping[str, Any]], start: int, key: nacl.signing.SigningKey
-    ) -> list[tuple[dict[str, Any], bytes, bytes]]:
-        """Sign a batch; a large one on two threads (PyNaCl releases the GIL while signing)."""
-        if len(envelopes) < _PARALLEL_MIN:
-            return _sign_range(envelopes, start, key)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-sign")
-        half = len(envelopes) // 2
-        second = self._pool.submit(_sign_range, envelopes[half:], start + half, key)
-        try:
-            first = _sign_range(envelopes[:half], start, key)
-        finally:
-            wait([second])  # it only signs, but nothing of a failed batch may outlive the call
-        return first + second.result()
+    def _signer_for(self, key: nacl.signing.SigningKey) -> BatchSigner:
+        if self._signer is None:
+            self._signer = BatchSigner(key)
+        return self._signer
 
     def _after_append(self, start: int, digests: list[bytes], rows: list) -> None:
         for leaf_index, digest in enumerate(digests, start):
@@ -364,60 +349,3 @@ class Ledger:
     def _read_line(self, offset: int, length: int) -> bytes:
         with open(self.jsonl_path, "rb") as src:
             return os.pread(src.fileno(), length, offset)
-
-
-def _sign_range(
-    envelopes: Sequence[Mapping[str, Any]], start: int, key: nacl.signing.SigningKey
-) -> list[tuple[dict[str, Any], bytes, bytes]]:
-    """(full envelope, its line with newline, its leaf hash) for each envelope."""
-    signed = []
-    for leaf_index, envelope in enumerate(envelopes, start):
-        check_signable(envelope)
-        anchors = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
-        full = sign_envelope(envelope, anchors, key)
-        line = encode_checked(full)
-        signed.append((full, line + b"\n", merkle.leaf_hash(line)))
-    return signed
-
-
-def _append_durably(fd: int, data: bytes) -> None:
-    """Append `data` to the O_APPEND file `fd` and fsync it before returning.
-
-    On an error (a full disk) the file is cut back to its old end: the next append must not
-    follow a torn line.
-    """
-    end = os.fstat(fd).st_size
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:
-        os.ftruncate(fd, end)
-        raise
-
-
-def _append_to(path: Path, data: bytes) -> None:
-    """`_append_durably` to the file at `path` (created if missing)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        _append_durably(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _last_line(path: Path) -> dict[str, Any] | None:
-    """The last complete line of a JSONL file, parsed; None when there is none."""
-    if not path.exists():
-        return None
-    with open(path, "rb") as src:
-        size = src.seek(0, os.SEEK_END)
-        window = 1 << 14
-        while True:
-            start = max(0, size - window)
-            src.seek(start)
-            chunk = src.read(size - start)
-            lines = chunk[: chunk.rfind(b"\n") + 1].splitlines()
-            if len(lines) >= 2 or start == 0:
-                return orjson.loads(lines[-1]) if lines else None
-            window *= 4

@@ -1,0 +1,96 @@
+"""JSONL files as the ledger uses them: durable appends, complete lines only, the last line.
+
+A line counts once its newline is written; bytes after the last newline are a torn write, which
+readers skip and the writer's recovery moves to quarantine (ledger/recovery.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+_CHUNK = 1 << 16
+
+
+def append_durably(fd: int, data: bytes) -> None:
+    """Append `data` to the O_APPEND file `fd` and fsync it before returning.
+
+    On an error (a full disk) the file is cut back to its old end: the next append must not
+    follow a torn line.
+    """
+    end = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.ftruncate(fd, end)
+        raise
+
+
+def append_to(path: Path, data: bytes) -> None:
+    """`append_durably` to the file at `path` (created if missing)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        append_durably(fd, data)
+    finally:
+        os.close(fd)
+
+
+def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, line without newline) for each complete line from byte `start`; a torn tail is
+    skipped.
+    """
+    if not path.exists():
+        return
+    with open(path, "rb") as src:
+        src.seek(start)
+        offset = start
+        for raw in src:
+            if not raw.endswith(b"\n"):
+                return
+            yield offset, raw[:-1]
+            offset += len(raw)
+
+
+def complete_size(path: Path) -> int:
+    """Bytes of `path` up to and including its last newline (a torn tail excluded)."""
+    with open(path, "rb") as handle:
+        return last_line_end(handle)
+
+
+def last_line_end(handle: BinaryIO) -> int:
+    """Offset just past the last newline (0 if none)."""
+    end = handle.seek(0, os.SEEK_END)
+    position = end
+    while position > 0:
+        step = min(_CHUNK, position)
+        position -= step
+        handle.seek(position)
+        chunk = handle.read(step)
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            return position + newline + 1
+    return 0
+
+
+def last_line(path: Path) -> dict[str, Any] | None:
+    """The last complete line of a JSONL file, parsed; None when there is none."""
+    if not path.exists():
+        return None
+    with open(path, "rb") as src:
+        size = src.seek(0, os.SEEK_END)
+        window = 1 << 14
+        while True:
+            start = max(0, size - window)
+            src.seek(start)
+            chunk = src.read(size - start)
+            lines = chunk[: chunk.rfind(b"\n") + 1].splitlines()
+            if len(lines) >= 2 or start == 0:
+                return orjson.loads(lines[-1]) if lines else None
+            window *= 4
