@@ -61,7 +61,14 @@ class IssuePipeline(Stage):
             logger.critical("crawl refused: %s", exc)
             raise
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(stage.item_error, signal=signals.item_error)
         return stage
+
+    def item_error(self, item: Any, response: Any, spider: Any, failure: Any) -> None:
+        """An unexpected error in a stage (Scrapy logs its traceback): the item is still counted,
+        as dropped with the error, so the run record accounts for every item seen."""
+        if isinstance(item, FeedEntryItem):
+            self.run.drop(item.vendor, f"internal error: {type(failure.value).__name__}")
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
         if self.failed:

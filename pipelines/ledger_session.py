@@ -10,6 +10,8 @@ or a ledger locked by another crawl, refuses the crawl (CrawlRefused) with nothi
 from __future__ import annotations
 
 import logging
+import sqlite3
+import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +28,8 @@ from pipelines.exceptions import CrawlRefused
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+_READ_ATTEMPTS = 200
+_READ_RETRY_SECONDS = 0.005  # a commit of one batch takes milliseconds
 _SESSIONS: weakref.WeakKeyDictionary[Crawler, LedgerSession] = weakref.WeakKeyDictionary()
 
 
@@ -71,8 +75,20 @@ class LedgerSession:
         self._reader = Ledger.open(self.directory)
 
     def latest_for_target(self, target_id: str) -> IndexEntry | None:
-        """The newest durable leaf for `target_id` (issued before this call returned), or None."""
-        return self._reader.latest_for_target(target_id)
+        """The newest durable leaf for `target_id`, or None.
+
+        The writer thread commits to the same SQLite index meanwhile; a read that meets a commit in
+        progress fails with OperationalError (the read-only handle takes the journal for a hot
+        one), so it is retried after the commit, like SQLite's own busy handler would.
+        """
+        for attempt in range(_READ_ATTEMPTS):
+            try:
+                return self._reader.latest_for_target(target_id)
+            except sqlite3.OperationalError:
+                if attempt == _READ_ATTEMPTS - 1:
+                    raise
+                time.sleep(_READ_RETRY_SECONDS)
+        raise AssertionError("unreachable")
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run `fn(self.writer, *args)` on the writer thread, after everything submitted before."""
