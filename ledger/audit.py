@@ -9,6 +9,7 @@ ledger's size.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
 from ledger.exceptions import (
     AxiomIdMismatch,
     CanonicalizationError,
+    InvalidPublicKey,
     KeyIdMismatch,
     LedgerNotFound,
     LineInvalid,
@@ -37,6 +39,7 @@ from ledger.exceptions import (
     UntrustedKey,
 )
 from ledger.keys import key_id
+from ledger.receipt import SECTION_KEYS
 from ledger.seal import seal_signed_bytes
 from ledger.store import LEDGER_FILE, SEALS_FILE
 from ledger.tree import MemoryFrontier
@@ -78,8 +81,8 @@ def audit(
     if not ledger_file.exists():
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
-    seals = list(jsonl.iter_lines(directory / SEALS_FILE))
-    key_hex = pubkey_hex.lower() if pubkey_hex else _first_seal_key(seals)
+    seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
+    key_hex = _audit_key(pubkey_hex, seals)
     checker = _SealChecker(seals, key_hex)
     frontier, leaves = MemoryFrontier(), 0
     verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
@@ -164,16 +167,15 @@ def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
 class _SealChecker:
     """Checks each seal when the leaf stream reaches its leaf_count."""
 
-    def __init__(self, seal_lines: list[tuple[int, bytes]], key_hex: str | None) -> None:
-        numbered = enumerate((orjson.loads(line) for _offset, line in seal_lines), start=1)
-        self._seals = deque(numbered)  # numbered as lines of seals.jsonl, from 1
+    def __init__(self, seals: list[tuple[int, dict[str, Any]]], key_hex: str | None) -> None:
+        self._seals = deque(seals)
         self._key_hex = key_hex
         self._previous_count = 0
-        for number, seal in self._seals:  # before any leaf: a wrong key would fail them all
+        for number, seal in seals:  # before any leaf: a wrong key would fail them all
             self._check_key(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
-        while self._seals and self._seals[0][1].get("leaf_count") == leaf_count:
+        while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
             number, seal = self._seals.popleft()
             self._check(number, seal)
             computed = merkle.root(leaf_count, frontier).hex()
@@ -188,33 +190,33 @@ class _SealChecker:
         if self._seals:
             number, seal = self._seals[0]
             raise SealInvalid(
-                f"seals.jsonl line {number} covers leaf_count {seal.get('leaf_count')!r}, not a"
+                f"seals.jsonl line {number} covers leaf_count {seal['leaf_count']}, not a"
                 f" count the ledger passed through in order (it has {leaf_count} leaves)"
             )
 
     def _check(self, number: int, seal: dict[str, Any]) -> None:
         count = seal["leaf_count"]
-        if type(count) is not int or count <= self._previous_count:
+        if count <= self._previous_count:
             raise SealInvalid(f"seals.jsonl line {number}: leaf_count {count!r} does not grow")
         self._previous_count = count
         public = seal["public_key_hex"]
         try:
             key = nacl.signing.VerifyKey(bytes.fromhex(public))
-            key.verify(seal_signed_bytes(seal), bytes.fromhex(seal.get("signature", "")))
+            key.verify(seal_signed_bytes(seal), bytes.fromhex(seal["signature"]))
         except (ValueError, nacl.exceptions.BadSignatureError):
             raise SealSignatureInvalid(
                 f"seals.jsonl line {number}: signature does not verify",
-                computed=seal.get("signature"),
+                computed=seal["signature"],
             ) from None
-        if seal.get("key_id") != key_id(bytes.fromhex(public)):
+        if seal["key_id"] != key_id(bytes.fromhex(public)):
             raise KeyIdMismatch(
                 f"seals.jsonl line {number}: key_id",
-                expected=seal.get("key_id"),
+                expected=seal["key_id"],
                 computed=key_id(bytes.fromhex(public)),
             )
 
     def _check_key(self, number: int, seal: dict[str, Any]) -> None:
-        public = seal.get("public_key_hex") if isinstance(seal, dict) else None
+        public = seal["public_key_hex"]
         if public != self._key_hex:
             raise UntrustedKey(
                 f"seals.jsonl line {number}: signed by another key",
@@ -223,7 +225,36 @@ class _SealChecker:
             )
 
 
-def _first_seal_key(seal_lines: list[tuple[int, bytes]]) -> str | None:
-    if not seal_lines:
-        return None
-    return orjson.loads(seal_lines[0][1]).get("public_key_hex")
+def _audit_key(pubkey_hex: str | None, seals: list[tuple[int, dict[str, Any]]]) -> str | None:
+    """The key the envelopes must verify under: the pinned one, else the first seal's."""
+    if pubkey_hex is None:
+        return seals[0][1]["public_key_hex"] if seals else None
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", pubkey_hex):
+        raise InvalidPublicKey(f"--pubkey must be 64 hex characters, not {pubkey_hex!r}")
+    return pubkey_hex.lower()
+
+
+def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str, Any]]]:
+    """(line number from 1, seal) for each line; SealInvalid for one that is not a seal object."""
+    seals = []
+    for number, (_offset, line) in enumerate(seal_lines, start=1):
+        try:
+            seal = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise SealInvalid(f"seals.jsonl line {number} is not JSON") from None
+        if not isinstance(seal, dict) or set(seal) != SECTION_KEYS["seal"]:
+            raise SealInvalid(f"seals.jsonl line {number} does not have a seal's fields")
+        for name, kind in _SEAL_TYPES.items():
+            if type(seal[name]) is not kind:
+                raise SealInvalid(f"seals.jsonl line {number}: {name} is not {kind.__name__}")
+        seals.append((number, seal))
+    return seals
+
+
+_SEAL_TYPES = {
+    "leaf_count": int,
+    "merkle_root": str,
+    "public_key_hex": str,
+    "key_id": str,
+    "signature": str,
+}

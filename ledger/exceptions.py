@@ -26,6 +26,10 @@ class KeyFileError(LedgerError):
     """A signing key file is missing, corrupt, too permissive, or would be overwritten."""
 
 
+class InvalidPublicKey(LedgerError):
+    """A public key given by the user is not 64 hex characters."""
+
+
 class LedgerLocked(LedgerError):
     """Another writer holds the ledger lock and did not release it within the timeout."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import nacl.signing
 import orjson
@@ -22,6 +22,7 @@ from ledger.canonical import encode_checked
 from ledger.exceptions import (
     DuplicateAxiom,
     EmptyLedger,
+    IndexCorrupt,
     LedgerNotFound,
     NotSealed,
     ReadOnlyLedger,
@@ -40,6 +41,8 @@ INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"
 QUARANTINE_DIR = "quarantine"
+T = TypeVar("T")
+
 __all__ = ["IndexEntry", "Issued", "Ledger"]
 
 
@@ -122,7 +125,8 @@ class Ledger:
 
     @property
     def leaf_count(self) -> int:
-        """Leaves durable and indexed (a reader sees the count at open)."""
+        """Leaves durable and indexed (a reader looks again each time)."""
+        self._refresh()
         return self._leaf_count
 
     @property
@@ -160,6 +164,7 @@ class Ledger:
 
         Raises UnknownAxiom when no leaf has that id, NotSealed when no seal covers it yet.
         """
+        self._refresh()
         row = self._index.by_axiom(axiom_id)
         if row is None or row.leaf_index >= self._leaf_count:
             raise UnknownAxiom(f"{axiom_id} is not in the ledger at {self.directory}")
@@ -170,7 +175,7 @@ class Ledger:
                 f"run `crovia seal --ledger-dir {self.directory}`"
             )
         line = self._read_line(row.offset, row.length)
-        path = merkle.inclusion_path(row.leaf_index, seal["leaf_count"], self._nodes)
+        path = self._tree(merkle.inclusion_path, row.leaf_index, seal["leaf_count"])
         return build_receipt(
             envelope=orjson.loads(line),
             leaf_index=row.leaf_index,
@@ -185,10 +190,11 @@ class Ledger:
         leaf_count = self._leaf_count if leaf_count is None else leaf_count
         if leaf_count < 1:
             raise EmptyLedger("the ledger has no leaves")
-        return merkle.root(leaf_count, self._nodes)
+        return self._tree(merkle.root, leaf_count)
 
     def stats(self) -> dict[str, Any]:
         """Leaves, seals, the last seal, per-vendor leaf counts and runs."""
+        self._refresh()
         last = self._last_seal
         return {
             "directory": str(self.directory),
@@ -309,6 +315,19 @@ class Ledger:
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
         self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+
+    def _refresh(self) -> None:
+        """A reader catches up with the writer's leaves and seals; the writer knows them."""
+        if self._lock_fd is None:
+            self._leaf_count = self._index.count()
+            self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+
+    def _tree(self, operation: Callable[..., T], *args: int) -> T:
+        """Run a merkle function over the node files; a missing node means they need rebuilding."""
+        try:
+            return operation(*args, self._nodes)
+        except LookupError as exc:
+            raise IndexCorrupt(f"{exc} in {self.directory}; run `crovia reindex`") from None
 
     def _signer_for(self, key: nacl.signing.SigningKey) -> BatchSigner:
         if self._signer is None:

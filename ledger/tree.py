@@ -21,22 +21,22 @@ class FileNodeStore:
         self.directory = directory
         self.writable = writable
         self._fds: dict[int, int] = {}
+        self._stored: dict[int, int] = {}  # nodes on disk per level, refreshed on a miss
         self._pending: dict[int, bytearray] = {}
         if writable:
             directory.mkdir(parents=True, exist_ok=True)
 
     def count(self, level: int) -> int:
         """Number of complete nodes stored at `level`, including unflushed ones."""
-        fd = self._fd(level)
-        size = os.fstat(fd).st_size if fd >= 0 else 0
-        return size // DIGEST + len(self._pending.get(level, b"")) // DIGEST
+        return self._on_disk(level) + len(self._pending.get(level, b"")) // DIGEST
 
     def node(self, level: int, index: int) -> bytes:
         """The complete node `index` of `level`. Raises LookupError when it is not stored."""
-        fd = self._fd(level)
-        stored = os.fstat(fd).st_size // DIGEST if fd >= 0 else 0
+        stored = self._stored.get(level)
+        if stored is None or (index >= stored and not self._pending.get(level)):
+            stored = self._on_disk(level)  # first use, or another process appended since
         if index < stored:
-            digest = os.pread(fd, DIGEST, index * DIGEST)
+            digest = os.pread(self._fds[level], DIGEST, index * DIGEST)
         else:
             offset = (index - stored) * DIGEST
             digest = bytes(self._pending.get(level, b"")[offset : offset + DIGEST])
@@ -51,8 +51,10 @@ class FileNodeStore:
         """Write buffered nodes at the end of each level file."""
         for level, data in self._pending.items():
             if data:
-                fd = self._fd(level, create=True)
-                os.pwrite(fd, data, os.fstat(fd).st_size)
+                fd = self._fd(level)
+                end = self._on_disk(level) * DIGEST
+                os.pwrite(fd, data, end)
+                self._stored[level] = (end + len(data)) // DIGEST
         self._pending.clear()
 
     def truncate(self, level: int, count: int) -> None:
@@ -60,10 +62,17 @@ class FileNodeStore:
         fd = self._fd(level)
         if fd >= 0:
             os.ftruncate(fd, count * DIGEST)
+            self._stored[level] = count
 
     def levels(self) -> list[int]:
         """Levels that have a file on disk."""
         return sorted(int(p.stem.split("-")[1]) for p in self.directory.glob("level-*.bin"))
+
+    def _on_disk(self, level: int) -> int:
+        """Whole records in the level file (a torn record at its end does not count)."""
+        fd = self._fd(level)
+        self._stored[level] = os.fstat(fd).st_size // DIGEST if fd >= 0 else 0
+        return self._stored[level]
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -71,7 +80,7 @@ class FileNodeStore:
                 os.close(fd)
         self._fds.clear()
 
-    def _fd(self, level: int, *, create: bool = False) -> int:
+    def _fd(self, level: int) -> int:
         fd = self._fds.get(level, -1)
         if fd < 0:
             path = self.directory / f"level-{level:02d}.bin"

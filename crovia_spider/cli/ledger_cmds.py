@@ -126,7 +126,9 @@ def _add_audit(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--pubkey", metavar="HEX", help="the trusted signer (default: the seals' key)"
     )
-    parser.add_argument("--workers", type=int, default=2, help="verifying threads (default: 2)")
+    parser.add_argument(
+        "--workers", type=_positive_int, default=2, help="verifying threads (default: 2)"
+    )
     _json_flag(parser)
     parser.set_defaults(handler=cmd_audit)
 
@@ -232,6 +234,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     from ledger.keys import load_signing_key
     from ledger.store import Ledger
 
+    _require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
     key = load_signing_key(args.key)
     with Ledger.open(args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout) as ledger:
         before = ledger.last_seal()
@@ -310,6 +313,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
+    _require_ledger(args.ledger_dir)
     lock_timeout = float(env_default("CROVIA_LOCK_TIMEOUT"))
     with Ledger.open(args.ledger_dir, writer=True, lock_timeout=lock_timeout) as ledger:
         count = ledger.rebuild_index()
@@ -328,6 +332,21 @@ def _load_receipt(source: str) -> dict:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReceiptMalformed(f"{source} is not JSON: {exc}") from None
+
+
+def _require_ledger(directory: Path) -> None:
+    from ledger.exceptions import LedgerNotFound
+    from ledger.store import LEDGER_FILE
+
+    if not (directory / LEDGER_FILE).is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def _print_json(obj: object) -> None:

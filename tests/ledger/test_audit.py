@@ -99,3 +99,14 @@ def test_without_seal_or_key_signatures_are_not_checked(ledger_dir: Path, key, c
     report = json.loads(capsys.readouterr().out)
     assert report["leaves"] == 3 and report["signatures_checked"] is False
     assert audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex()).signatures_checked
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [(b"{not json", "not JSON"), (b'{"leaf_count":3}', "a seal's fields"), (b"[]", "fields")],
+)
+def test_a_malformed_seal_line_is_named(sealed: Path, line: bytes, reason: str) -> None:
+    with open(sealed / "seals.jsonl", "ab") as out:
+        out.write(line + b"\n")
+    with pytest.raises(SealInvalid, match=rf"seals\.jsonl line 3 .*{reason}"):
+        audit(sealed)

@@ -128,3 +128,19 @@ def test_the_cli_module_imports_no_crypto_until_a_command_runs() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_seal_and_reindex_refuse_a_missing_ledger(tmp_path: Path, capsys) -> None:
+    key_file = tmp_path / "signing.key"
+    generate_signing_key(key_file)
+    missing = tmp_path / "typo"
+    assert main(["seal", "--ledger-dir", str(missing), "--key", str(key_file)]) == 2
+    assert main(["reindex", "--ledger-dir", str(missing)]) == 2
+    assert "no ledger at" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_audit_refuses_a_malformed_pubkey(keyed, capsys: pytest.CaptureFixture) -> None:
+    _key_file, ledger_dir = keyed
+    assert main(["audit", "--ledger-dir", str(ledger_dir), "--pubkey", "xyz"]) == 2
+    assert "64 hex" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from ledger.exceptions import (
     CanonicalizationError,
     DuplicateAxiom,
     EmptyLedger,
+    IndexCorrupt,
     LedgerNotFound,
     NotSealed,
     ReadOnlyLedger,
@@ -212,3 +213,20 @@ def test_a_reader_sees_each_leaf_as_soon_as_issue_returns(ledger_dir: Path, key)
                 writer.issue([sample_envelope(n)])
                 entry = reader.latest_for_target(f"https://arxiv.org/abs/2606.{n:05d}")
                 assert entry is not None and entry.leaf_index == n
+
+
+def test_a_long_lived_reader_proves_what_was_sealed_after_it_opened(filled: Path, key) -> None:
+    with Ledger.open(filled) as reader:
+        assert reader.leaf_count == 14
+        with Ledger.open(filled, signing_key=key) as writer:
+            issued = writer.issue([sample_envelope(14)])[0]
+            writer.seal()
+        assert reader.leaf_count == 15
+        assert reader.receipt(issued.axiom_id)["seal"]["leaf_count"] == 15
+
+
+def test_missing_node_files_ask_for_a_reindex(filled: Path) -> None:
+    for level_file in (filled / "tree").iterdir():
+        level_file.unlink()
+    with Ledger.open(filled) as reader, pytest.raises(IndexCorrupt, match="crovia reindex"):
+        reader.receipt(json.loads(_lines(filled)[0])["axiom_id"])
