@@ -225,8 +225,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         data = canonical_json(ledger.receipt(args.axiom_id))
     if args.out is not None:
         args.out.write_bytes(data)
-    else:
-        sys.stdout.buffer.write(data + b"\n")
+    else:  # byte for byte the canonical receipt; a newline only for a human at a terminal
+        sys.stdout.buffer.write(data + b"\n" if sys.stdout.isatty() else data)
     return EXIT_OK
 
 

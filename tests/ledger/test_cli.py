@@ -75,6 +75,7 @@ def test_prove_prints_a_receipt_that_verifies(keyed, tmp_path, capsys) -> None:
     _key_file, ledger_dir = keyed
     assert main(["prove", _axiom_id(ledger_dir, 1), "--ledger-dir", str(ledger_dir)]) == 0
     receipt = capsys.readouterr().out
+    assert receipt.endswith("}")  # exactly the canonical bytes when not at a terminal
     path = tmp_path / "receipt.json"
     path.write_text(receipt)
     assert main(["verify", str(path)]) == 0
