@@ -42,6 +42,10 @@ class ReadOnlyLedger(LedgerError):
     """A write was attempted on a ledger opened without a signing key."""
 
 
+class WriterFailed(LedgerError):
+    """A write failed after lines became durable; reopening the ledger recovers."""
+
+
 class EmptyLedger(LedgerError):
     """The operation needs at least one leaf (a seal over nothing has no Merkle root)."""
 

@@ -27,6 +27,7 @@ from ledger.exceptions import (
     NotSealed,
     ReadOnlyLedger,
     UnknownAxiom,
+    WriterFailed,
 )
 from ledger.index import IndexEntry, LedgerIndex, row_for
 from ledger.receipt import build_receipt
@@ -69,6 +70,7 @@ class Ledger:
         self._last_seal: dict[str, Any] | None = None
         self._signer: BatchSigner | None = None
         self._jsonl_fd: int | None = None
+        self._broken: BaseException | None = None
 
     @classmethod
     def open(
@@ -228,7 +230,12 @@ class Ledger:
             rows.append(row_for(full, leaf_index, offset, len(line) - 1))
             offset += len(line)
         jsonl.append_durably(self._jsonl_fd, b"".join(line for _full, line, _digest in signed))
-        self._after_append(start, [digest for _full, _line, digest in signed], rows)
+        try:
+            self._after_append(start, [digest for _full, _line, digest in signed], rows)
+        except BaseException as exc:
+            # the lines are durable but this object's view is not: only recovery can mend it
+            self._broken = exc
+            raise
         if self._seal_every and self._unsealed() >= self._seal_every:
             self.seal()
         return [
@@ -364,6 +371,11 @@ class Ledger:
     def _require_lock(self) -> None:
         if self._lock_fd is None:
             raise ReadOnlyLedger(f"{self.directory} was opened read-only (no writer lock)")
+        if self._broken is not None:
+            raise WriterFailed(
+                f"an earlier write to {self.directory} failed ({self._broken!r});"
+                " close and reopen the ledger to recover"
+            )
 
     def _read_line(self, offset: int, length: int) -> bytes:
         with open(self.jsonl_path, "rb") as src:

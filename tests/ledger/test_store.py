@@ -9,6 +9,7 @@ from pathlib import Path
 import nacl.signing
 import pytest
 
+from ledger.audit import audit
 from ledger.canonical import canonical_json
 from ledger.exceptions import (
     CanonicalizationError,
@@ -19,6 +20,7 @@ from ledger.exceptions import (
     NotSealed,
     ReadOnlyLedger,
     UnknownAxiom,
+    WriterFailed,
 )
 from ledger.merkle import leaf_hash, naive_root
 from ledger.store import Ledger
@@ -230,3 +232,20 @@ def test_missing_node_files_ask_for_a_reindex(filled: Path) -> None:
         level_file.unlink()
     with Ledger.open(filled) as reader, pytest.raises(IndexCorrupt, match="crovia reindex"):
         reader.receipt(json.loads(_lines(filled)[0])["axiom_id"])
+
+
+def test_a_failure_after_the_append_stops_the_writer_until_reopened(ledger_dir: Path, key) -> None:
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(0)])
+        # a real I/O fault after the lines are durable: the level-0 node file becomes read-only
+        read_only = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(read_only, ledger._nodes._fds[0])
+        os.close(read_only)
+        with pytest.raises((OSError, LookupError)):  # the node file reads empty, writes fail
+            ledger.issue([sample_envelope(1)])
+        with pytest.raises(WriterFailed, match="reopen"):
+            ledger.issue([sample_envelope(2)])
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        assert ledger.leaf_count == 2  # the durable line is kept, and recovery indexed it
+        ledger.seal()
+    audit(ledger_dir)
