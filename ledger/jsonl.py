@@ -7,37 +7,45 @@ readers skip and the writer's recovery moves to quarantine (ledger/recovery.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
 _CHUNK = 1 << 16
+_IOV_MAX = 1024  # the POSIX minimum of buffers per writev, and Linux's limit
 
 
-def append_durably(fd: int, data: bytes) -> None:
-    """Append `data` to the O_APPEND file `fd` and fsync it before returning.
+def append_durably(fd: int, chunks: Sequence[bytes]) -> None:
+    """Append `chunks` (whole lines) to the O_APPEND file `fd` and fsync before returning.
 
-    On an error (a full disk) the file is cut back to its old end: the next append must not
-    follow a torn line.
+    Written with writev, so a large batch is never copied into one buffer first. On an error (a
+    full disk) the file is cut back to its old end: the next append must not follow a torn line.
     """
     end = os.fstat(fd).st_size
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for start in range(0, len(chunks), _IOV_MAX):
+            _write_all(fd, chunks[start : start + _IOV_MAX])
         os.fsync(fd)
     except BaseException:
         os.ftruncate(fd, end)
         raise
 
 
+def _write_all(fd: int, chunks: Sequence[bytes]) -> None:
+    written = os.writev(fd, chunks)
+    if written < sum(map(len, chunks)):  # a short write: finish the rest the slow way
+        rest = memoryview(b"".join(chunks))[written:]
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+
+
 def append_to(path: Path, data: bytes) -> None:
     """`append_durably` to the file at `path` (created if missing)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        append_durably(fd, data)
+        append_durably(fd, [data])
     finally:
         os.close(fd)
 

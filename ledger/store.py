@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -229,7 +230,7 @@ class Ledger:
         for leaf_index, (full, line, _digest) in enumerate(signed, start):
             rows.append(row_for(full, leaf_index, offset, len(line) - 1))
             offset += len(line)
-        jsonl.append_durably(self._jsonl_fd, b"".join(line for _full, line, _digest in signed))
+        jsonl.append_durably(self._jsonl_fd, [line for _full, line, _digest in signed])
         try:
             self._after_append(start, [digest for _full, _line, digest in signed], rows)
         except BaseException as exc:
@@ -350,9 +351,10 @@ class Ledger:
         self._leaf_count += len(digests)
 
     def _refuse_duplicates(self, axiom_ids: list[str]) -> None:
-        repeated = {axiom_id for axiom_id in axiom_ids if axiom_ids.count(axiom_id) > 1}
         if len(set(axiom_ids)) == len(axiom_ids):
             repeated = self._index.known(axiom_ids)
+        else:
+            repeated = {axiom_id for axiom_id, n in Counter(axiom_ids).items() if n > 1}
         if repeated:
             raise DuplicateAxiom(
                 f"already in the ledger or twice in the batch (same envelope issued twice):"
