@@ -2,11 +2,15 @@
 
     .venv/bin/python bench/ledger_bench.py [--leaves 100000] [--small 1000] [--workdir DIR]
 
-1. issuing per item (Ledger.issue, batches of 100) vs a bare loop of orjson + hashlib + PyNaCl
-   doing the same encoding, hashing and signing (goal <= 1.5x);
+1. issuing per item (Ledger.issue, batches of 100 and of 1,000) vs a bare loop of orjson +
+   hashlib + PyNaCl doing the same encoding, hashing and signing (goal <= 1.5x);
 2. `crovia prove` and `crovia seal` on --leaves vs --small leaves, process start included
    (goal <= 1.5x);
 3. `crovia audit` of --leaves leaves vs one core verifying the same signatures alone (goal <= 1.0x).
+
+Each figure is measured in several interleaved rounds and printed as the ratio of the best rounds
+and of the medians: other processes sharing the CPUs slow single rounds. The load average is
+printed at the start and the end.
 """
 
 from __future__ import annotations
