@@ -7,7 +7,6 @@ pinned key suffice.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -267,8 +266,3 @@ def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str |
             computed=seal["key_id"],
         )
     return pubkey_hex is not None or key_id is not None
-
-
-def receipt_digest(receipt: Mapping[str, Any]) -> str:
-    """sha256 hex of the canonical receipt (handy to name a receipt file)."""
-    return hashlib.sha256(canonical_json(receipt)).hexdigest()
