@@ -34,6 +34,8 @@ CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
 CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
 # Envelopes handed to the ledger per issue() call: one fsync per batch.
 CROVIA_ISSUE_BATCH = _env("CROVIA_ISSUE_BATCH", "500")
+# 1: feedparser runs in a worker process, on the second core (crovia_spider/parsepool.py).
+CROVIA_PARSE_WORKER = _env("CROVIA_PARSE_WORKER", "1")
 # 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
 CROVIA_POLITE_DELAYS = _env("CROVIA_POLITE_DELAYS", "1")
 CROVIA_CONTACT_URL = _env("CROVIA_CONTACT_URL", "https://github.com/crovia/crovia-spider")

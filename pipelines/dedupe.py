@@ -26,11 +26,11 @@ class DedupePipeline(Stage):
         self.session = LedgerSession.of(crawler)
         self.seen: set[str] = set()
 
-    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+    async def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
         if item.target_id in self.seen:
             raise self._duplicate(item, "already seen in this run")
-        self.seen.add(item.target_id)
-        latest = self.session.latest_for_target(item.target_id)
+        self.seen.add(item.target_id)  # before the await: a second sighting must not slip past
+        latest = await self.session.latest_for_target(item.target_id)
         if latest is not None and latest.fingerprint == item.record["fingerprint"]:
             raise self._duplicate(item, "unchanged since " + latest.axiom_id)
         item.change = "new" if latest is None else "updated"

@@ -1,17 +1,17 @@
-"""The crawl's ledger: one writer on its own thread, one reader for index lookups.
+"""The crawl's ledger: one writer on its own thread, which also answers the index lookups.
 
 Signing and fsync happen on the writer thread (PyNaCl and file I/O release the GIL), so the reactor
-keeps parsing while a batch is made durable; one thread keeps the batches in order. The ledger's
-SQLite index belongs to the thread that opened it, so dedupe reads through its own read-only handle.
-The session is opened by the first stage that needs it, before the first request is sent: no key,
-or a ledger locked by another crawl, refuses the crawl (CrawlRefused) with nothing fetched.
+keeps going while a batch is made durable; one thread keeps the batches in order. The ledger's
+SQLite index belongs to that thread, so dedupe's lookups go there too, gathered into one job per
+turn of the event loop: a lookup per item from the reactor's thread would wait for the GIL behind
+the writer every time. The session is opened while the pipelines are built, before any request:
+no key, or a ledger locked by another crawl, refuses the crawl (CrawlRefused) with nothing fetched.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import sqlite3
-import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scrapy.crawler import Crawler
+from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from ledger.exceptions import KeyFileError, LedgerLocked
 from ledger.index import IndexEntry
@@ -28,8 +29,6 @@ from pipelines.exceptions import CrawlRefused
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-_READ_ATTEMPTS = 200
-_READ_RETRY_SECONDS = 0.005  # a commit of one batch takes milliseconds
 _SESSIONS: weakref.WeakKeyDictionary[Crawler, LedgerSession] = weakref.WeakKeyDictionary()
 
 
@@ -44,7 +43,7 @@ class LedgerSession:
         self.seal_every = settings.getint("CROVIA_SEAL_EVERY") or None
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
-        self._reader: Ledger | None = None
+        self._lookups: list[tuple[str, asyncio.Future[IndexEntry | None]]] = []
 
     @classmethod
     def of(cls, crawler: Crawler) -> LedgerSession:
@@ -72,37 +71,37 @@ class LedgerSession:
             self._pool.shutdown()
             self._pool = None
             raise CrawlRefused(f"ledger {self.directory} is busy: {exc}") from None
-        self._reader = Ledger.open(self.directory)
 
-    def latest_for_target(self, target_id: str) -> IndexEntry | None:
-        """The newest durable leaf for `target_id`, or None.
+    async def latest_for_target(self, target_id: str) -> IndexEntry | None:
+        """The newest leaf for `target_id` issued before this lookup (in submission order), or None.
 
-        The writer thread commits to the same SQLite index meanwhile; a read that meets a commit in
-        progress fails with OperationalError (the read-only handle takes the journal for a hot
-        one), so it is retried after the commit, like SQLite's own busy handler would.
+        Lookups made in the same turn of the event loop go to the writer thread as one job.
         """
-        for attempt in range(_READ_ATTEMPTS):
-            try:
-                return self._reader.latest_for_target(target_id)
-            except sqlite3.OperationalError:
-                if attempt == _READ_ATTEMPTS - 1:
-                    raise
-                time.sleep(_READ_RETRY_SECONDS)
-        raise AssertionError("unreachable")
+        if not is_asyncio_reactor_installed():
+            return self.submit(_lookup, [target_id]).result()[0]
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[IndexEntry | None] = loop.create_future()
+        self._lookups.append((target_id, answer))
+        if len(self._lookups) == 1:
+            loop.call_soon(self._send_lookups, loop)
+        return await answer
+
+    def _send_lookups(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._lookups = self._lookups, []
+        job = self.submit(_lookup, [target for target, _ in batch])
+        job.add_done_callback(lambda done: loop.call_soon_threadsafe(_deliver, batch, done))
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run `fn(self.writer, *args)` on the writer thread, after everything submitted before."""
         return self._pool.submit(fn, self.writer, *args)
 
     def close(self) -> None:
-        """Wait for the writer thread, then release the lock and close both handles."""
+        """Wait for the writer thread, then release the lock and close the ledger."""
         if self._pool is not None:
             self._pool.submit(self.writer.close).result()
             self._pool.shutdown()
             self._pool = None
-        if self._reader is not None:
-            self._reader.close()
-        self.writer = self._reader = None
+        self.writer = None
 
     def _load_key(self) -> Any:
         if not self.key_file.exists():
@@ -122,3 +121,18 @@ class LedgerSession:
             lock_timeout=self.lock_timeout,
             seal_every=self.seal_every,
         )
+
+
+def _lookup(writer: Ledger, targets: list[str]) -> list[IndexEntry | None]:
+    return [writer.latest_for_target(target) for target in targets]
+
+
+def _deliver(batch: list[tuple[str, asyncio.Future[Any]]], done: Future[list[Any]]) -> None:
+    error = done.exception()
+    for index, (_, answer) in enumerate(batch):
+        if answer.done():
+            continue  # the waiting item was cancelled (the crawl is closing)
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(done.result()[index])

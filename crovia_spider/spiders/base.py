@@ -15,7 +15,7 @@ class). A subclass is for when parsing must differ: override `entry_item()`:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import scrapy
@@ -24,10 +24,10 @@ from twisted.python.failure import Failure
 
 from crovia_spider.entries import entry_item
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feedbody import parse_body
 from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.feedstate import conditional_headers, load_state
 from crovia_spider.items import FeedEntryItem
+from crovia_spider.parsepool import ParserPool
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 
@@ -43,6 +43,7 @@ class FeedSpider(scrapy.Spider):
         self.vendor = vendor
         self.feeds: list[FeedConfig] = []
         self.run: RunLog
+        self.parser: ParserPool
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
@@ -56,7 +57,11 @@ class FeedSpider(scrapy.Spider):
             raise
         spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
         apply_politeness(crawler.settings, spider.feeds)
+        spider.parser = ParserPool(crawler.settings.getbool("CROVIA_PARSE_WORKER"))
         return spider
+
+    def closed(self, reason: str) -> None:
+        self.parser.close()
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
@@ -71,7 +76,7 @@ class FeedSpider(scrapy.Spider):
                 dont_filter=True,
             )
 
-    def parse_feed(self, response: Response) -> Iterator[FeedEntryItem]:
+    async def parse_feed(self, response: Response) -> AsyncIterator[FeedEntryItem]:
         """Record the fetch; on 200, yield one item per complete entry of the feed."""
         feed: FeedConfig = response.meta["feed"]
         outcome = self.run.feeds[feed.vendor]
@@ -79,7 +84,7 @@ class FeedSpider(scrapy.Spider):
         if response.status == 304:
             outcome.not_modified = True
             return
-        parsed = parse_body(response.body, response_headers(response))
+        parsed = await self.parser.parse(response.body, response_headers(response))
         outcome.parse_error = parsed.error
         outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
         if parsed.truncated_entries:
