@@ -1,6 +1,6 @@
 """Bench: the full pipeline (`scrapy crawl vendor_press`: parse, normalise, fingerprint, dedupe,
-classify, sign, append, seal) against plain Scrapy + feedparser writing the same items to a JSON-lines
-feed export (bench/crawl_peer.py), on the same 10,000 items served from 127.0.0.1.
+classify, sign, append, seal) against plain Scrapy + feedparser writing the same items to a
+JSON-lines feed export (bench/crawl_peer.py), on the same 10,000 items served from 127.0.0.1.
 
 Runs alternate (peer, full, peer, full, ...), each into a fresh directory; the median of the
 per-pair ratios full/peer is printed (goal: <= 1.3). Usage: python bench/crawl_bench.py [--pairs N]
@@ -49,10 +49,11 @@ def write_feeds(directory: Path, items: int, feeds: int) -> list[str]:
             else:  # vendor blog entry with some markup
                 description = "&lt;p&gt;" + ABSTRACT + "&lt;/p&gt;&lt;p&gt;Read more.&lt;/p&gt;"
                 link = f"https://vendor.example.org/blog/post-{i}"
+            text = description.format(topic=f"topic {i % 97}", n=i % 13)
             entries.append(
                 f"<item><title>Item {i}: progress on topic {i % 97}</title><link>{link}</link>"
                 f"<guid>{link}</guid><pubDate>Thu, 18 Jun 2026 00:00:00 -0400</pubDate>"
-                f"<description>{description.format(topic=f'topic {i % 97}', n=i % 13)}</description>"
+                f"<description>{text}</description>"
                 "</item>"
             )
         body = (
