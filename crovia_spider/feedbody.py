@@ -1,7 +1,8 @@
 """A fetched feed body becomes feedparser entries, or a clear reason why it does not.
 
 Feed bodies are untrusted. A document that declares DTD entities is refused whole (entity bombs and
-external entities have no place in a feed, and feedparser would leave `&name;` garbage in the text);
+external entities have no place in a feed, and feedparser would leave `&name;` garbage in the text),
+and so is one using an entity it does not define (from an external DTD, which is never fetched);
 a document that is not a feed (an HTML page, a 200 with nothing) is reported; a truncated document
 keeps only the entries whose closing tag arrived, so nothing half-parsed goes on to the ledger.
 A malformed but complete feed (feedparser's `bozo`) is data, not an exception: its entries are kept
@@ -46,6 +47,9 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
         return result
     result.error = problem
     if isinstance(parsed.get("bozo_exception"), xml.sax.SAXParseException):
+        if "undefined entity" in str(parsed["bozo_exception"]):
+            # An entity from an external DTD (never fetched): the text would keep `&name;`.
+            return ParsedFeed(version=result.version, error=f"refused: {problem}")
         _drop_unclosed(result, body)
     return result
 
