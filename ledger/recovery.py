@@ -17,7 +17,7 @@ import orjson
 
 from ledger import merkle
 from ledger.exceptions import IndexCorrupt
-from ledger.index import LedgerIndex, row_for
+from ledger.index import LeafRow, LedgerIndex, row_for
 from ledger.jsonl import iter_lines as jsonl_lines
 from ledger.jsonl import last_line_end
 from ledger.tree import FileNodeStore
@@ -124,11 +124,11 @@ def _replay(
     nodes.flush()
 
 
-def _row_matches(jsonl: Path, row) -> bool:
+def _row_matches(jsonl: Path, row: LeafRow) -> bool:
     return f'"axiom_id":"{row.axiom_id}"'.encode() in _read(jsonl, row)
 
 
-def _read(jsonl: Path, row) -> bytes:
+def _read(jsonl: Path, row: LeafRow) -> bytes:
     with open(jsonl, "rb") as src:
         return os.pread(src.fileno(), row.length, row.offset)
 
