@@ -3,6 +3,7 @@ the two ways of adding one (a config entry, `scrapy genspider -t feed`) work."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -66,3 +67,19 @@ def test_genspider_template_writes_a_working_subclass(tmp_path, feed_server):
     proc = crawl_with(tmp_path, feed_server, "deep_notes", *modules, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert run_records(tmp_path)[0]["totals"]["new"] == 9
+
+
+def test_vendor_argument_crawls_one_feed(tmp_path, feed_server):
+    proc = crawl_with(tmp_path, feed_server, "vendor_press", "-a", "vendor=v1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [feed["vendor"] for feed in run_records(tmp_path)[0]["feeds"]] == ["v1"]
+    assert not feed_server.requests_for(FIXTURES[0])
+
+
+def test_seals_every_n_leaves_and_once_at_the_end(tmp_path, feed_server):
+    settings = ("-s", "CROVIA_SEAL_EVERY=4", "-s", "CROVIA_ISSUE_BATCH=2")
+    proc = crawl_with(tmp_path, feed_server, "vendor_press", *settings)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seals = (tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()
+    counts = [json.loads(seal)["leaf_count"] for seal in seals]
+    assert counts == [4, 8, 9]  # two automatic seals, then the one every crawl ends with
