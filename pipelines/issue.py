@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 # Batches handed to the writer thread but not yet durable; beyond this the reactor waits, so a fast
 # feed cannot pile every envelope of a crawl up in memory.
 MAX_PENDING_BATCHES = 4
+NOT_ISSUED = "not issued: the ledger failed earlier in this run"
 
 
 class IssuePipeline(Stage):
@@ -72,7 +73,7 @@ class IssuePipeline(Stage):
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
         if self.failed:
-            raise self.drop(item, "not issued: the ledger failed earlier in this run")
+            raise self.drop(item, NOT_ISSUED)
         try:
             envelope = new_envelope(
                 item.record,
@@ -82,7 +83,8 @@ class IssuePipeline(Stage):
                 target_id=item.target_id,
             )
         except LedgerError as exc:
-            raise self.drop(item, f"invalid record: {exc}") from None
+            logger.warning("invalid record from %s (%s): %s", item.vendor, item.target_id, exc)
+            raise self.drop(item, f"invalid record ({type(exc).__name__})") from None
         self.batch.append((item.vendor, item.change, envelope))
         if len(self.batch) >= self.batch_size:
             self._flush()
@@ -103,7 +105,10 @@ class IssuePipeline(Stage):
             self.session.close()
 
     def _flush(self) -> None:
-        if self.batch and not self.failed:
+        if self.failed:
+            for vendor, _, _ in self.batch:
+                self.run.drop(vendor, NOT_ISSUED)
+        elif self.batch:
             self.pending.append(self.session.submit(self._issue, self.batch))
         self.batch = []
         while len(self.pending) > MAX_PENDING_BATCHES:
@@ -131,7 +136,7 @@ class IssuePipeline(Stage):
     def _issue(self, writer: Ledger, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
         if self.failed:
             for vendor, _, _ in batch:
-                self.run.drop(vendor, "not issued: the ledger failed earlier in this run")
+                self.run.drop(vendor, NOT_ISSUED)
             return
         try:
             writer.issue([envelope for _, _, envelope in batch])

@@ -78,6 +78,7 @@ class FeedSpider(scrapy.Spider):
 
     async def parse_feed(self, response: Response) -> AsyncIterator[FeedEntryItem]:
         """Record the fetch; on 200, yield one item per complete entry of the feed."""
+        observed_at = utc_now_micro()  # the response has just arrived; parsing comes after
         feed: FeedConfig = response.meta["feed"]
         outcome = self.run.feeds[feed.vendor]
         record_response(outcome, response)
@@ -89,7 +90,6 @@ class FeedSpider(scrapy.Spider):
         outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
         if parsed.truncated_entries:
             self.run.drop(feed.vendor, "truncated document", parsed.truncated_entries)
-        observed_at = utc_now_micro()
         for entry in parsed.entries:
             yield self.entry_item(entry, feed, response, observed_at)
 
