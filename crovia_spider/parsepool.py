@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -20,6 +23,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 from crovia_spider.feedbody import ParsedFeed, parse_body
 
 logger = logging.getLogger(__name__)
+_PARENT_POLL_SECONDS = 1.0
 
 
 class ParserPool:
@@ -29,7 +33,12 @@ class ParserPool:
         self._pool: ProcessPoolExecutor | None = None
         if enabled and is_asyncio_reactor_installed():
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=context,
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
             self._pool.submit(int)  # start the worker now, while the first requests are in flight
 
     async def parse(self, body: bytes, headers: dict[str, str]) -> ParsedFeed:
@@ -48,3 +57,14 @@ class ParserPool:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A crawl killed with SIGKILL cannot shut its pool down, and the worker would wait forever on
+    # a queue whose write end it holds itself: it leaves when its parent is gone.
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
