@@ -23,7 +23,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.runlog import utc_now_micro
+from crovia_spider.runlog import RunLog, utc_now_micro
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.store import Ledger
@@ -162,7 +162,7 @@ class IssuePipeline(Stage):
         log_summary(run, outcome)
 
 
-def log_summary(run: Any, outcome: str) -> None:
+def log_summary(run: RunLog, outcome: str) -> None:
     """One line per feed and one for the run, at the end of every crawl."""
     for feed in run.feeds.values():
         state = feed.error or ("304 not modified" if feed.not_modified else f"HTTP {feed.status}")
