@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import signal
 import subprocess
+from pathlib import Path
 
 from tests.conftest import FEEDS
 from tests.crawl import (
@@ -35,6 +38,19 @@ POSTS = (FEEDS / "openai_news_rss_reserialized_trim3.xml").read_bytes()
 def _edited(posts: bytes) -> bytes:
     start = posts.index(b"<description>", posts.index(b"<item>")) + len(b"<description>")
     return posts[:start] + b"Edited after publication. " + posts[start:]
+
+
+def child_pids(parent: int) -> list[int]:
+    """Processes whose parent is `parent` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        if int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_changed_items_issue_new_envelopes_linked_to_their_predecessors(tmp_path, feed_server):
@@ -88,7 +104,11 @@ def test_a_killed_crawl_stores_no_validators_and_loses_nothing(tmp_path, feed_se
     ) as proc:
         # Once the slow feed is asked for, the crawl is mid-way: kill it there.
         assert feed_server.wait_for_request("slow.xml", timeout=60)
+        children = [os.pidfd_open(pid) for pid in child_pids(proc.pid)]  # the parser worker
         proc.send_signal(signal.SIGKILL)
+    for pidfd in children:  # a killed crawl leaves no process behind
+        assert select.select([pidfd], [], [], 30)[0], "a crawl's child outlived it"
+        os.close(pidfd)
     assert not (tmp_path / "ledger" / "feeds_state.json").exists()
     feed_server.clear()
     feed_server.script("slow.xml", Reply(200, POSTS))
