@@ -3,6 +3,7 @@ record, nothing half-parsed reaches the ledger, and the ledger still audits clea
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -59,6 +60,9 @@ def bad_crawl(tmp_path_factory):
             ],
             "slow.xml": [Reply(200, GOOD, delay=3)],
             "huge.xml": [Reply(200, b"<rss>" + b" " * 200_000 + b"</rss>")],
+            "zip_bomb.xml": [
+                Reply(200, gzip.compress(b"<rss>" + b" " * 5_000_000), {"Content-Encoding": "gzip"})
+            ],
             "plain.xml": [Reply(200, GOOD, {"Content-Type": "text/plain"})],
             "latin1.xml": [
                 Reply(
@@ -90,6 +94,7 @@ def bad_crawl(tmp_path_factory):
             {"vendor": "unavailable", "url": server.url("unavailable.xml")},
             {"vendor": "slow", "url": server.url("slow.xml")},
             {"vendor": "huge", "url": server.url("huge.xml")},
+            {"vendor": "zip_bomb", "url": server.url("zip_bomb.xml")},
             {"vendor": "plain_text", "url": server.url("plain.xml")},
             {"vendor": "robots", "url": server.url("private/feed.xml")},
         ]
@@ -230,6 +235,12 @@ def test_slow_server_times_out(bad_crawl):
 def test_body_over_size_limit_is_refused(bad_crawl):
     feed = outcome(bad_crawl, "huge")
     assert feed["error"].startswith("download cancelled") and feed["items_seen"] == 0
+
+
+def test_compression_bomb_is_stopped_at_the_size_limit(bad_crawl):
+    feed = outcome(bad_crawl, "zip_bomb")
+    assert "DOWNLOAD_MAXSIZE" in feed["error"] or "max size" in feed["error"], feed["error"]
+    assert feed["items_seen"] == 0
 
 
 def test_wrong_content_type_still_parses(bad_crawl):
