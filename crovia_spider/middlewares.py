@@ -17,7 +17,6 @@ from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 RETRY_AFTER_STATUSES = (429, 503)
@@ -53,6 +52,10 @@ class BackoffRetryMiddleware(RetryMiddleware):
 
     @staticmethod
     async def _wait(seconds: float) -> None:
+        # Imported here: importing the reactor at module level would install Twisted's default
+        # one before Scrapy installs the configured reactor.
+        from twisted.internet import reactor
+
         if seconds > 0:
             await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
 
