@@ -1,4 +1,4 @@
-"""Errors of the Scrapy side and the CLI. The ledger has its own root, `ledger.exceptions.LedgerError`."""
+"""Errors of the Scrapy side and the CLI (the ledger has its own root, LedgerError)."""
 
 
 class CroviaError(Exception):
@@ -6,4 +6,4 @@ class CroviaError(Exception):
 
 
 class ConfigError(CroviaError):
-    """A config file or setting is invalid; the message names the file, the entry and what is wrong."""
+    """A config file or setting is invalid; the message names the file, the entry and the fault."""

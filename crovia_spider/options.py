@@ -1,9 +1,10 @@
 """Every project setting (`CROVIA_*`), its default, and how a run overrides it.
 
-Precedence, highest first: `scrapy crawl -s NAME=value` (or a `crovia` flag), the environment variable of the
-same name, then the default below. Scrapy no longer reads arbitrary `SCRAPY_*` variables, so settings.py
-reads these through `env_default()`; the `crovia` CLI uses the same function for its flag defaults.
-Paths are relative to the working directory (the project root, where scrapy.cfg is).
+Precedence, highest first: `scrapy crawl -s NAME=value` (or a `crovia` flag), the environment
+variable of the same name, then the default below. Scrapy no longer reads arbitrary `SCRAPY_*`
+variables, so settings.py reads these through `env_default()`; the `crovia` CLI uses the same
+function for its flag defaults. Paths are relative to the working directory (the project root,
+where scrapy.cfg is). README's configuration table is this table.
 """
 
 from __future__ import annotations
@@ -19,10 +20,22 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_SIGNING_KEY_FILE": ("data/keys/signing.key", "ed25519 signing key, mode 0600"),
     "CROVIA_SEAL_EVERY": ("1000", "leaves between automatic seals (a crawl also seals at its end)"),
     "CROVIA_LOCK_TIMEOUT": ("60", "seconds a writer waits for the ledger lock before giving up"),
+    "CROVIA_ISSUE_BATCH": ("500", "envelopes per ledger append (one fsync per batch)"),
+    "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
+    "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),
+    "CROVIA_CONTACT_URL": (
+        "https://github.com/crovia/crovia-spider",
+        "contact URL in the User-Agent: set your own, so site owners can reach you",
+    ),
+    "CROVIA_USER_AGENT": ("", "full User-Agent; empty: crovia-spider/VERSION (+CONTACT_URL)"),
+    "CROVIA_SCRAPY_COMMAND": (
+        "",
+        "command starting scheduled crawls; empty: python -m scrapy",
+    ),
 }
 
 
 def env_default(name: str) -> str:
-    """The value of setting `name` from the environment, else its default. Raises KeyError for unknown names."""
+    """Setting `name` from the environment, else its default. Raises KeyError if unknown."""
     default, _ = OPTIONS[name]
     return os.environ.get(name, default)

@@ -9,15 +9,6 @@ import os
 from crovia_spider import __version__
 from crovia_spider.options import env_default
 
-
-def _env(name: str, default: str) -> str:
-    # For settings not (yet) in options.OPTIONS: same precedence, default kept here.
-    try:
-        return env_default(name)
-    except KeyError:
-        return os.environ.get(name, default)
-
-
 BOT_NAME = "crovia_spider"
 SPIDER_MODULES = ["crovia_spider.spiders"]
 NEWSPIDER_MODULE = "crovia_spider.spiders"
@@ -33,15 +24,17 @@ CROVIA_SIGNING_KEY_FILE = env_default("CROVIA_SIGNING_KEY_FILE")
 CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
 CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
 # Envelopes handed to the ledger per issue() call: one fsync per batch.
-CROVIA_ISSUE_BATCH = _env("CROVIA_ISSUE_BATCH", "500")
+CROVIA_ISSUE_BATCH = env_default("CROVIA_ISSUE_BATCH")
 # 1: feedparser runs in a worker process, on the second core (crovia_spider/parsepool.py).
-CROVIA_PARSE_WORKER = _env("CROVIA_PARSE_WORKER", "1")
+CROVIA_PARSE_WORKER = env_default("CROVIA_PARSE_WORKER")
 # 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
-CROVIA_POLITE_DELAYS = _env("CROVIA_POLITE_DELAYS", "1")
-CROVIA_CONTACT_URL = _env("CROVIA_CONTACT_URL", "https://github.com/crovia/crovia-spider")
+CROVIA_POLITE_DELAYS = env_default("CROVIA_POLITE_DELAYS")
+CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
-USER_AGENT = _env("CROVIA_USER_AGENT", f"crovia-spider/{__version__} (+{CROVIA_CONTACT_URL})")
+USER_AGENT = (
+    env_default("CROVIA_USER_AGENT") or f"crovia-spider/{__version__} (+{CROVIA_CONTACT_URL})"
+)
 ROBOTSTXT_OBEY = True
 
 # Politeness: a few feeds per host, fetched hourly at most; no hurry. arXiv hosts get 1 request per

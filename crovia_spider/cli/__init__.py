@@ -1,9 +1,9 @@
 """`crovia`: one command, subcommands grouped by module, one error handler.
 
 Exit codes: 0 ok; 1 a check failed (verification, audit); 2 usage, configuration or I/O error.
-Each module in SUBCOMMAND_MODULES exposes `register(subparsers)`; handlers take the parsed args and return
-an exit code. Modules import their heavy dependencies (Scrapy, APScheduler) inside handlers, so
-`crovia verify` starts fast.
+Each module in SUBCOMMAND_MODULES exposes `register(subparsers)`; handlers take the parsed args
+and return an exit code. Modules import their heavy dependencies (Scrapy, APScheduler) inside
+handlers, so `crovia verify` starts fast.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def exit_code_for(exc: BaseException) -> int | None:
-    """Map a known exception to an exit code; None means a bug, which should surface as a traceback."""
+    """The exit code of a known exception; None for a bug, which must surface as a traceback."""
     from crovia_spider.exceptions import CroviaError
     from ledger.exceptions import LedgerError, VerificationError
 

@@ -9,7 +9,6 @@ child its grace period instead of the terminal interrupting it at once.
 from __future__ import annotations
 
 import logging
-import os
 import shlex
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 from crovia_spider.exceptions import ConfigError
+from crovia_spider.options import env_default
 from crovia_spider.schedule.config import Job
 
 # Not in options.py yet: a different crawl entry point (another venv, a wrapper, a test's stand-in).
@@ -32,7 +32,7 @@ def crawl_command() -> list[str]:
     scheduler started from the project's virtualenv crawls with the same one even without it on
     PATH.
     """
-    override = os.environ.get(CRAWL_COMMAND_SETTING, "").strip()
+    override = env_default(CRAWL_COMMAND_SETTING).strip()
     return shlex.split(override) if override else [sys.executable, "-m", "scrapy"]
 
 
