@@ -97,8 +97,10 @@ def target_key(target_id: str) -> int:
 class LedgerIndex:
     """SQLite index at `path`; read-only unless `writable`.
 
-    The writer keeps SQLite's rollback journal on disk (PERSIST, so a killed transaction rolls
-    back) but never fsyncs: the index is derived, and recovery checks it against the JSONL.
+    The writer uses SQLite's write-ahead log, so readers (`crovia stats`, `crovia prove` during a
+    crawl) never see a half-committed transaction nor need to roll one back, and a killed
+    transaction rolls back on the next open. It never fsyncs: the index is derived, and recovery
+    checks it against the JSONL.
     `add` buffers rows (visible to this object's lookups at once); `flush` commits them in one
     transaction, and `add` flushes by itself every FLUSH_ROWS rows. An index of another schema
     version is dropped and rebuilt.
@@ -113,7 +115,7 @@ class LedgerIndex:
         if writable:
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA synchronous=OFF")
-            self._db.execute("PRAGMA journal_mode=PERSIST")
+            self._db.execute("PRAGMA journal_mode=WAL")
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
             if version != SCHEMA_VERSION:
                 self._db.execute("DROP TABLE IF EXISTS leaves")
