@@ -1,0 +1,61 @@
+"""Log filters that keep an unattended crawl's log readable: one line per failure, not a traceback.
+
+- Scrapy's RobotsTxtMiddleware logs every failed robots.txt download at ERROR with the full
+  traceback (about 70 lines each). Offline or behind a broken resolver that buries the log, although
+  the feed request that follows fails the same way and lands in the run record with its reason.
+  Network failures keep the message and lose the traceback; other robots.txt errors are untouched.
+- A crawl refused before it starts (ledger locked, no key) is logged once as CRITICAL by the issue
+  stage; asyncio then reports the same exception again as "Task exception was never retrieved".
+  That second report is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CannotResolveHostError
+from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
+
+from pipelines.exceptions import CrawlRefused
+
+ROBOTS_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
+NETWORK_ERRORS = (CannotResolveHostError, DNSLookupError, ConnectError, TimeoutError)
+
+
+def _exception(record: logging.LogRecord) -> BaseException | None:
+    return record.exc_info[1] if record.exc_info else None
+
+
+class NetworkFailureFilter(logging.Filter):
+    """Strips the traceback from a record whose exception is a network failure, as a WARNING."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(_exception(record), NETWORK_ERRORS):
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+class AlreadyReportedFilter(logging.Filter):
+    """Drops asyncio's second report of a refused crawl (the issue stage logged it already)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not isinstance(_exception(record), CrawlRefused)
+
+
+class QuietLogs:
+    """Scrapy extension installing the filters above on their loggers."""
+
+    def __init__(self) -> None:
+        self.installed = [
+            (logging.getLogger(ROBOTS_LOGGER), NetworkFailureFilter()),
+            (logging.getLogger("asyncio"), AlreadyReportedFilter()),
+        ]
+        for logger, log_filter in self.installed:
+            logger.addFilter(log_filter)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> QuietLogs:
+        return cls()

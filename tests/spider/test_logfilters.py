@@ -1,0 +1,48 @@
+"""The log filters: network failures become one WARNING line, a refused crawl is reported once."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from scrapy.exceptions import CannotResolveHostError
+
+from crovia_spider.logfilters import AlreadyReportedFilter, NetworkFailureFilter, QuietLogs
+from pipelines.exceptions import CrawlRefused
+
+
+def _record(exc: BaseException, name: str = "scrapy.downloadermiddlewares.robotstxt"):
+    try:
+        raise exc
+    except type(exc):
+        exc_info = sys.exc_info()
+    return logging.LogRecord(name, logging.ERROR, __file__, 1, "Error", (), exc_info)
+
+
+def test_a_network_failure_loses_its_traceback_and_becomes_a_warning():
+    record = _record(CannotResolveHostError("DNS lookup failed: example.org"))
+    assert NetworkFailureFilter().filter(record)
+    assert record.exc_info is None and record.levelname == "WARNING"
+    assert "Traceback" not in logging.Formatter().format(record)
+
+
+def test_any_other_error_keeps_scrapys_full_report():
+    record = _record(ValueError("robots.txt parser broke"))
+    assert NetworkFailureFilter().filter(record)
+    assert record.levelno == logging.ERROR
+    assert "Traceback" in logging.Formatter().format(record)
+
+
+def test_asyncio_second_report_of_a_refused_crawl_is_dropped_and_nothing_else():
+    assert not AlreadyReportedFilter().filter(_record(CrawlRefused("busy"), "asyncio"))
+    assert AlreadyReportedFilter().filter(_record(RuntimeError("real bug"), "asyncio"))
+
+
+def test_the_extension_installs_each_filter_on_its_logger():
+    extension = QuietLogs()
+    try:
+        for logger, log_filter in extension.installed:
+            assert log_filter in logger.filters
+    finally:
+        for logger, log_filter in extension.installed:
+            logger.removeFilter(log_filter)
