@@ -9,6 +9,7 @@ cannot silently switch an option off. Data flow: docs/design.md, step 1.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass
@@ -64,15 +65,35 @@ def load_feeds(path: Path | str) -> list[FeedConfig]:
 
 
 def feeds_for_spider(
-    feeds: list[FeedConfig], spider: str, vendor: str | None = None
+    feeds: list[FeedConfig], spider: str, vendor: str | None = None, skip: str | None = None
 ) -> list[FeedConfig]:
-    """The enabled feeds that `spider` crawls, or only `vendor`'s if given (ConfigError if none)."""
-    chosen = [f for f in feeds if f.enabled and f.spider == spider]
+    """The feeds that `spider` crawls: the enabled ones, narrowed by `vendor` and `skip`.
+
+    Both take comma-separated vendor ids or shell patterns (`arxiv_*`), so one schedule job can
+    take arXiv and another everything else. A vendor named exactly is crawled even when disabled
+    (a deliberate one-off); a pattern matches enabled feeds only. ConfigError if nothing is left.
+    """
+    own = [f for f in feeds if f.spider == spider]
+    chosen = [f for f in own if f.enabled]
     if vendor is not None:
-        chosen = [f for f in feeds if f.vendor == vendor and f.spider == spider]
-        if not chosen:
-            raise ConfigError(f"no feed with vendor {vendor!r} for spider {spider!r}")
+        wanted = _patterns(vendor)
+        chosen = [f for f in own if f.vendor in wanted or (f.enabled and _matches(f, wanted))]
+    if skip is not None:
+        chosen = [f for f in chosen if not _matches(f, _patterns(skip))]
+    if not chosen:
+        raise ConfigError(
+            f"no feed with vendor {vendor or '*'!r} for spider {spider!r}"
+            + (f" once {skip!r} is skipped" if skip else "")
+        )
     return chosen
+
+
+def _patterns(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _matches(feed: FeedConfig, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(feed.vendor, pattern) for pattern in patterns)
 
 
 def _entry(path: Path, index: int, raw: Any) -> FeedConfig:

@@ -33,14 +33,17 @@ from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 
 
 class FeedSpider(scrapy.Spider):
-    """Crawls the feeds configured for `name`; `-a vendor=ID` restricts it to one feed.
+    """Crawls the feeds configured for `name`; `-a vendor=IDS` and `-a skip=IDS` narrow them.
 
     Has no `name` itself, so the base is not a crawlable spider of its own.
     """
 
-    def __init__(self, *args: Any, vendor: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, vendor: str | None = None, skip: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.vendor = vendor
+        self.skip = skip
         self.feeds: list[FeedConfig] = []
         self.run: RunLog
         self.parser: ParserPool
@@ -51,7 +54,7 @@ class FeedSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         try:
             feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
-            spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor)
+            spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
         except ConfigError as exc:
             spider.logger.critical("crawl refused: %s", exc)
             raise

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from crovia_spider.exceptions import ConfigError
+from crovia_spider.feeds import feeds_for_spider, load_feeds
 from crovia_spider.schedule.config import load_schedule
 from tests.schedule.conftest import ROOT, write_schedule
 
@@ -24,12 +25,22 @@ def test_default_schedule_loads():
     jobs = load_schedule(DEFAULT)
     assert len({j.name for j in jobs}) == len(jobs)
     assert any(j.is_seal for j in jobs)
-    assert any(j.spider and not j.args for j in jobs), "no job crawls the vendors"
+    assert any(j.spider and "skip=arxiv_*" in j.args for j in jobs), "no job crawls the vendors"
+
+
+def test_default_schedule_crawls_every_default_feed_exactly_once():
+    feeds = load_feeds(ROOT / "config" / "feeds.toml")
+    crawled: list[str] = []
+    for job in load_schedule(DEFAULT):
+        if job.spider:
+            spider_args = dict(a.split("=", 1) for a in job.args if a != "-a")
+            crawled += [f.vendor for f in feeds_for_spider(feeds, job.spider, **spider_args)]
+    assert sorted(crawled) == sorted(f.vendor for f in feeds if f.enabled)
 
 
 @pytest.mark.parametrize("sunday", ["2026-07-12", "2026-01-11"])  # summer (EDT), winter (EST)
 def test_default_arxiv_jobs_run_once_after_each_announcement(sunday):
-    arxiv = [j for j in load_schedule(DEFAULT) if any("arxiv" in a for a in j.args)]
+    arxiv = [j for j in load_schedule(DEFAULT) if "vendor=arxiv_*" in j.args]
     assert arxiv, "no arXiv job in the default schedule"
     day = datetime.fromisoformat(sunday)
     for offset in range(5):  # announcements Sunday..Thursday, 20:00 New York time

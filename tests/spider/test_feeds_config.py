@@ -105,3 +105,20 @@ def test_selecting_feeds(tmp_path):
     assert [f.vendor for f in feeds_for_spider(feeds, "other")] == ["c"]
     with pytest.raises(ConfigError, match="no feed with vendor 'c' for spider 'vendor_press'"):
         feeds_for_spider(feeds, "vendor_press", "c")
+
+
+def test_selecting_feeds_by_pattern_and_skipping(tmp_path):
+    feeds = load(
+        tmp_path,
+        '[[feeds]]\nvendor = "arxiv_cs_ai"\nurl = "https://a.example.org/"\n'
+        '[[feeds]]\nvendor = "arxiv_cs_lg"\nurl = "https://b.example.org/"\n'
+        '[[feeds]]\nvendor = "arxiv_old"\nurl = "https://c.example.org/"\nenabled = false\n'
+        '[[feeds]]\nvendor = "openai"\nurl = "https://d.example.org/"\n',
+    )
+    vendors = lambda **kw: [f.vendor for f in feeds_for_spider(feeds, "vendor_press", **kw)]  # noqa: E731
+    assert vendors(vendor="arxiv_*") == ["arxiv_cs_ai", "arxiv_cs_lg"]
+    assert vendors(vendor="arxiv_old, openai") == ["arxiv_old", "openai"]
+    assert vendors(skip="arxiv_*") == ["openai"]
+    assert vendors(vendor="arxiv_*", skip="arxiv_cs_lg") == ["arxiv_cs_ai"]
+    with pytest.raises(ConfigError, match="once 'arxiv_\\*,openai' is skipped"):
+        feeds_for_spider(feeds, "vendor_press", skip="arxiv_*,openai")
