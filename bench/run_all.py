@@ -1,0 +1,27 @@
+"""`make bench`: every benchmark of the project, one after the other, each printing its own ratios.
+
+The benches measure ratios against a floor or a peer in the same run (never absolute times), so
+their figures mean something on a shared, noisy machine. Run them on an otherwise idle machine:
+both use the second core.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHES = ("ledger_bench.py", "crawl_bench.py")
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent
+    failed = 0
+    for name in BENCHES:
+        print(f"== {name}", flush=True)
+        failed |= subprocess.run([sys.executable, str(here / name)], check=False).returncode
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
