@@ -52,7 +52,8 @@ def describe_failure(failure: Failure) -> str:
     if isinstance(exc, IgnoreRequest):
         return str(exc) or "request ignored"
     if isinstance(exc, CannotResolveHostError):
-        return f"DNS lookup failed: {exc}"
+        # Scrapy's message already starts "DNS lookup failed: "; keep one prefix whatever it says.
+        return "DNS lookup failed: " + str(exc).removeprefix("DNS lookup failed: ")
     if isinstance(exc, DownloadTimeoutError):
         return f"timed out: {exc}"
     if isinstance(exc, DownloadCancelledError):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from scrapy.exceptions import CannotResolveHostError
 from scrapy.settings import Settings
+from twisted.python.failure import Failure
 
 from crovia_spider import __version__
 from crovia_spider.feeds import FeedConfig
-from crovia_spider.politeness import apply_politeness
+from crovia_spider.politeness import apply_politeness, describe_failure
 from tests.crawl import run_crawl
 
 FEEDS = [
@@ -47,3 +49,11 @@ def test_requests_identify_the_project(tmp_path, feed_server):
     agents = {request.headers["user-agent"] for request in feed_server.requests}
     assert agents == {f"crovia-spider/{__version__} (+https://github.com/crovia/crovia-spider)"}
     assert feed_server.requests[0].path == "/robots.txt"
+
+
+def test_a_dns_failure_is_described_with_one_prefix():
+    scrapy_says = CannotResolveHostError("DNS lookup failed: no results for hostname lookup: a.b.")
+    assert describe_failure(Failure(scrapy_says)) == (
+        "DNS lookup failed: no results for hostname lookup: a.b."
+    )
+    assert describe_failure(Failure(CannotResolveHostError("a.b"))) == "DNS lookup failed: a.b"
