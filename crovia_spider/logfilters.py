@@ -4,9 +4,10 @@
   traceback (about 70 lines each). Offline or behind a broken resolver that buries the log, although
   the feed request that follows fails the same way and lands in the run record with its reason.
   Network failures keep the message and lose the traceback; other robots.txt errors are untouched.
-- A crawl refused before it starts (ledger locked, no key) is logged once as CRITICAL by the issue
-  stage; asyncio then reports the same exception again as "Task exception was never retrieved".
-  That second report is dropped.
+- A crawl refused before it starts (ledger locked, no key: CrawlRefused; a bad feeds.toml or
+  classify.toml: ConfigError) is logged once as CRITICAL, with the file, entry and reason, by the
+  component that refused it; asyncio then reports the same exception again as "Task exception was
+  never retrieved", with a traceback. That second report is dropped.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError
 from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 
+from crovia_spider.exceptions import ConfigError
 from pipelines.exceptions import CrawlRefused
 
 ROBOTS_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
 NETWORK_ERRORS = (CannotResolveHostError, DNSLookupError, ConnectError, TimeoutError)
+# Every place that raises these while a crawl is built logs them as CRITICAL first.
+REFUSALS = (CrawlRefused, ConfigError)
 
 
 def _exception(record: logging.LogRecord) -> BaseException | None:
@@ -42,7 +46,7 @@ class AlreadyReportedFilter(logging.Filter):
     """Drops asyncio's second report of a refused crawl (the issue stage logged it already)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not isinstance(_exception(record), CrawlRefused)
+        return not isinstance(_exception(record), REFUSALS)
 
 
 class QuietLogs:

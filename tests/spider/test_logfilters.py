@@ -7,6 +7,7 @@ import sys
 
 from scrapy.exceptions import CannotResolveHostError
 
+from crovia_spider.exceptions import ConfigError
 from crovia_spider.logfilters import AlreadyReportedFilter, NetworkFailureFilter, QuietLogs
 from pipelines.exceptions import CrawlRefused
 
@@ -35,6 +36,9 @@ def test_any_other_error_keeps_scrapys_full_report():
 
 def test_asyncio_second_report_of_a_refused_crawl_is_dropped_and_nothing_else():
     assert not AlreadyReportedFilter().filter(_record(CrawlRefused("busy"), "asyncio"))
+    assert not AlreadyReportedFilter().filter(
+        _record(ConfigError("feeds.toml: entry 2"), "asyncio")
+    )
     assert AlreadyReportedFilter().filter(_record(RuntimeError("real bug"), "asyncio"))
 
 
