@@ -1,8 +1,9 @@
 """When a job fires: a standard crontab expression or a fixed duration, as APScheduler 3.x triggers.
 
-Cron expressions go through `CronTrigger.from_crontab`; this module only rewrites the one field
-where APScheduler 3.x and crontab disagree (weekday numbers, see `crontab_weekdays`) and refuses
-the one form whose meaning differs between them (day of month and day of week both restricted).
+Cron expressions go through `CronTrigger.from_crontab`; this module only bridges the two places
+where APScheduler 3.x and crontab disagree: weekday numbers (see `crontab_weekdays`), and a line
+restricting both day of month and day of week, which crontab fires when EITHER matches and
+APScheduler only when both do (it becomes an OrTrigger of the two halves).
 Every function raises ValueError with a reason a person can act on; config.py adds the file and job.
 """
 
@@ -12,6 +13,8 @@ import re
 from datetime import timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -50,24 +53,26 @@ def load_timezone(name: str) -> tzinfo:
         ) from exc
 
 
-def crontab_trigger(expression: str, tz: tzinfo, jitter: int | None = None) -> CronTrigger:
+def crontab_trigger(expression: str, tz: tzinfo, jitter: int | None = None) -> BaseTrigger:
     """A trigger firing exactly when crontab(5) would fire `expression` (5 fields) in `tz`.
 
-    Raises ValueError for a malformed expression, or one restricting both day of month and day of
-    week (crontab fires when either matches, APScheduler only when both do: two jobs say it without
-    doubt).
+    Raises ValueError for a malformed expression.
     """
     fields = expression.split()
     if len(fields) != 5:
         raise ValueError(
             f"bad cron {expression!r}: expected 5 fields (minute hour day month weekday)"
         )
-    if not fields[2].startswith("*") and not fields[4].startswith("*"):
-        raise ValueError(
-            f"bad cron {expression!r}: it restricts both day of month and day of week, "
-            "which crontab and APScheduler read differently; use two jobs"
-        )
     fields[4] = crontab_weekdays(fields[4])
+    if fields[2].startswith("*") or fields[4] == "*":
+        return _cron(expression, fields, tz, jitter)
+    # crontab(5): with both day fields restricted, a day matching either one fires.
+    by_month_day = _cron(expression, [*fields[:4], "*"], tz, None)
+    by_weekday = _cron(expression, [*fields[:2], "*", *fields[3:]], tz, None)
+    return OrTrigger([by_month_day, by_weekday], jitter=jitter)
+
+
+def _cron(expression: str, fields: list[str], tz: tzinfo, jitter: int | None) -> CronTrigger:
     try:
         trigger = CronTrigger.from_crontab(" ".join(fields), timezone=tz)
     except ValueError as exc:

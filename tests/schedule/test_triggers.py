@@ -113,7 +113,6 @@ def test_cron_jitter_delays_within_bound():
         ("0 6 * * funday", "cannot read"),
         ("0 6 * * xyz", "unknown day 'xyz'"),
         ("0 6 * * */0", "step 0"),
-        ("0 6 1 * 1", "both day of month and day of week"),
         ("@daily", "expected 5 fields"),
     ],
 )
@@ -173,3 +172,14 @@ def fires_after(trigger, previous: datetime, count: int) -> list[datetime]:
         previous = trigger.get_next_fire_time(previous, previous)
         out.append(previous)
     return out
+
+
+def test_both_day_fields_fire_when_either_matches_as_in_crontab():
+    # "0 6 1 * 1": 06:00 on the 1st of the month AND on every Monday (crontab(5)).
+    times = fires(crontab_trigger("0 6 1 * 1", UTC_ZONE), FRIDAY_NOON, 4)
+    assert times == [
+        datetime(2026, 11, 30, 6, 0, tzinfo=UTC),  # Monday
+        datetime(2026, 12, 1, 6, 0, tzinfo=UTC),  # the 1st (a Tuesday)
+        datetime(2026, 12, 7, 6, 0, tzinfo=UTC),  # Monday
+        datetime(2026, 12, 14, 6, 0, tzinfo=UTC),  # Monday
+    ]
