@@ -9,7 +9,6 @@ ledger's size.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -28,7 +27,6 @@ from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
 from ledger.exceptions import (
     AxiomIdMismatch,
     CanonicalizationError,
-    InvalidPublicKey,
     KeyIdMismatch,
     LedgerNotFound,
     LineInvalid,
@@ -38,7 +36,7 @@ from ledger.exceptions import (
     SignatureInvalid,
     UntrustedKey,
 )
-from ledger.keys import key_id
+from ledger.keys import key_id, parse_pin
 from ledger.receipt import SECTION_KEYS
 from ledger.seal import seal_signed_bytes
 from ledger.store import LEDGER_FILE, SEALS_FILE
@@ -54,6 +52,7 @@ class AuditReport:
     leaves: int
     seals: int
     public_key_hex: str | None
+    key_pinned: bool
     seconds: float
     torn_tail: bool
 
@@ -73,9 +72,13 @@ def audit(
 
     The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
     UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
-    report's `public_key_hex` is None. Raises the VerificationError of the first bad leaf or seal,
+    report's `public_key_hex` is None. Without `pubkey_hex` (`key_pinned` False) a pass shows the
+    ledger is consistent under whatever key its first seal names, not who signed it: a ledger
+    re-signed wholesale under another key passes too. Raises InvalidPublicKey for a malformed
+    `pubkey_hex`. Raises the VerificationError of the first bad leaf or seal,
     its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
     """
+    pubkey_hex = parse_pin(pubkey_hex, None)[0]
     directory = Path(directory)
     ledger_file = directory / LEDGER_FILE
     if not ledger_file.exists():
@@ -96,7 +99,9 @@ def audit(
                 progress(leaves)
     checker.finish(leaves)
     torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
-    return AuditReport(leaves, len(seals), key_hex, time.monotonic() - started, torn)
+    return AuditReport(
+        leaves, len(seals), key_hex, pubkey_hex is not None, time.monotonic() - started, torn
+    )
 
 
 def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None) -> bytes:
@@ -229,9 +234,7 @@ def _audit_key(pubkey_hex: str | None, seals: list[tuple[int, dict[str, Any]]]) 
     """The key the envelopes must verify under: the pinned one, else the first seal's."""
     if pubkey_hex is None:
         return seals[0][1]["public_key_hex"] if seals else None
-    if not re.fullmatch(r"[0-9a-fA-F]{64}", pubkey_hex):
-        raise InvalidPublicKey(f"--pubkey must be 64 hex characters, not {pubkey_hex!r}")
-    return pubkey_hex.lower()
+    return pubkey_hex
 
 
 def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str, Any]]]:

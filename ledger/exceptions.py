@@ -27,7 +27,7 @@ class KeyFileError(LedgerError):
 
 
 class InvalidPublicKey(LedgerError):
-    """A public key given by the user is not 64 hex characters."""
+    """A pinned public key or key_id given by the user is not 64 or 16 hex characters."""
 
 
 class LedgerLocked(LedgerError):

@@ -8,19 +8,38 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 
 import nacl.signing
 
-from ledger.exceptions import KeyFileError
+from ledger.exceptions import InvalidPublicKey, KeyFileError
 
 SEED_BYTES = 32
+_PUBKEY_HEX = re.compile(r"[0-9a-fA-F]{64}")
+_KEY_ID = re.compile(r"[0-9a-fA-F]{16}")
 
 
 def key_id(verify_key_bytes: bytes) -> str:
     """First 16 hex characters of sha256 of the raw 32-byte ed25519 public key (FORMAT.md)."""
     return hashlib.sha256(bytes(verify_key_bytes)).hexdigest()[:16]
+
+
+def parse_pin(pubkey_hex: str | None, key_id: str | None) -> tuple[str | None, str | None]:
+    """A pinned public key and key_id as given by a user, lowercased; None stays None.
+
+    Raises InvalidPublicKey when `pubkey_hex` is not 64 hex characters or `key_id` not 16: a
+    malformed pin is a usage error, not a failed check.
+    """
+    if pubkey_hex is not None and not _PUBKEY_HEX.fullmatch(pubkey_hex):
+        raise InvalidPublicKey(f"--pubkey must be 64 hex characters, not {pubkey_hex!r}")
+    if key_id is not None and not _KEY_ID.fullmatch(key_id):
+        raise InvalidPublicKey(f"--key-id must be 16 hex characters, not {key_id!r}")
+    return (
+        None if pubkey_hex is None else pubkey_hex.lower(),
+        None if key_id is None else key_id.lower(),
+    )
 
 
 def public_key_hex(signing_key: nacl.signing.SigningKey) -> str:

@@ -33,6 +33,7 @@ from ledger.exceptions import (
     VerifierUrlMismatch,
 )
 from ledger.keys import key_id as key_id_of
+from ledger.keys import parse_pin
 from ledger.receipt import MERKLE_PROOF_PARAMS
 from ledger.receipt_shape import check_receipt_shape
 from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
@@ -62,7 +63,9 @@ def verify_receipt(
 
     `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
     the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
+    Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
     """
+    pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
     check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
@@ -253,16 +256,16 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
 
 
 def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None) -> bool:
-    if pubkey_hex is not None and pubkey_hex.lower() != seal["public_key_hex"]:
+    if pubkey_hex is not None and pubkey_hex != seal["public_key_hex"]:
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned one",
-            expected=pubkey_hex.lower(),
+            expected=pubkey_hex,
             computed=seal["public_key_hex"],
         )
-    if key_id is not None and key_id.lower() != seal["key_id"]:
+    if key_id is not None and key_id != seal["key_id"]:
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned key_id",
-            expected=key_id.lower(),
+            expected=key_id,
             computed=seal["key_id"],
         )
     return pubkey_hex is not None or key_id is not None

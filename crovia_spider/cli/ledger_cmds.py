@@ -124,7 +124,10 @@ def _add_audit(subparsers: argparse._SubParsersAction) -> None:
     )
     _ledger_dir(parser)
     parser.add_argument(
-        "--pubkey", metavar="HEX", help="the trusted signer (default: the seals' key)"
+        "--pubkey",
+        metavar="HEX",
+        help="the trusted signer; without it the first seal's key is used, which shows the ledger"
+        " is self-consistent, not who signed it",
     )
     parser.add_argument(
         "--workers", type=_positive_int, default=2, help="verifying threads (default: 2)"
@@ -183,8 +186,10 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ledger.exceptions import VerificationError
+    from ledger.keys import parse_pin
     from ledger.verify import verify_receipt
 
+    parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
     receipt = _load_receipt(args.receipt)
     try:
         verdict = verify_receipt(receipt, pubkey_hex=args.pubkey, key_id=args.key_id)
@@ -284,6 +289,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"audit ok: {report.leaves} leaves, {report.seals} seals, {signed},"
         f" {report.seconds:.1f}s ({rate:.0f} leaves/s){torn}"
     )
+    if report.signatures_checked and not report.key_pinned:
+        print(
+            "NOTE: no key was pinned, so the signatures were checked under the key the first seal"
+            " names: this shows the ledger is self-consistent, not who signed it (a ledger"
+            " re-signed wholesale under another key passes too). Pin the expected signer with"
+            " --pubkey HEX."
+        )
     return EXIT_OK
 
 

@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+import nacl.signing
 import pytest
 
 from crovia_spider.cli import main
@@ -23,11 +24,32 @@ def sealed(filled: Path, key) -> Path:
 
 
 def test_a_sound_ledger_passes(sealed: Path, key, capsys: pytest.CaptureFixture) -> None:
-    report = audit(sealed, pubkey_hex=bytes(key.verify_key).hex())
+    public = bytes(key.verify_key).hex()
+    report = audit(sealed, pubkey_hex=public.upper())
     assert (report.leaves, report.seals, report.torn_tail) == (14, 2, False)
-    assert main(["audit", "--ledger-dir", str(sealed)]) == 0
+    assert report.key_pinned and report.public_key_hex == public
+    assert main(["audit", "--ledger-dir", str(sealed), "--pubkey", public]) == 0
     out = capsys.readouterr().out
     assert out.startswith("audit ok: 14 leaves, 2 seals") and out.count("\n") == 1
+
+
+def test_unpinned_says_the_seals_key_proves_no_signer(tmp_path: Path, capsys) -> None:
+    """A ledger re-signed wholesale under another key passes unpinned, so the output says so."""
+    genuine, forged = nacl.signing.SigningKey.generate(), nacl.signing.SigningKey.generate()
+    resigned = tmp_path / "resigned"
+    with Ledger.open(resigned, signing_key=forged) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(4)])
+        ledger.seal()
+    assert main(["audit", "--ledger-dir", str(resigned)]) == 0
+    out = capsys.readouterr().out
+    assert f"signatures under {bytes(forged.verify_key).hex()}" in out
+    assert "no key was pinned" in out and "--pubkey" in out
+    assert main(["audit", "--ledger-dir", str(resigned), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["key_pinned"] is False and report["signatures_checked"] is True
+    pinned = ["audit", "--ledger-dir", str(resigned), "--pubkey", bytes(genuine.verify_key).hex()]
+    assert main(pinned) == 1
+    assert "check pinned_key failed" in capsys.readouterr().err
 
 
 def _line_starts(path: Path) -> list[int]:
@@ -98,6 +120,7 @@ def test_without_seal_or_key_signatures_are_not_checked(ledger_dir: Path, key, c
     assert main(["audit", "--ledger-dir", str(ledger_dir), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["leaves"] == 3 and report["signatures_checked"] is False
+    assert report["key_pinned"] is False
     assert audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex()).signatures_checked
 
 

@@ -46,6 +46,34 @@ def test_verify_pinned_and_json(capsys: pytest.CaptureFixture) -> None:
     assert verdict["ok"] and verdict["key_pinned"] and verdict["leaf_index"] == 233395
 
 
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        (["--pubkey", "zz"], "--pubkey must be 64 hex"),
+        (["--pubkey", SEED_KEY[:-2]], "--pubkey must be 64 hex"),
+        (["--key-id", "4308"], "--key-id must be 16 hex"),
+        (["--key-id", "43085cfdd0a2e62g"], "--key-id must be 16 hex"),
+    ],
+)
+def test_a_malformed_pin_is_a_usage_error_before_any_check(
+    tmp_path: Path, pin: list[str], message: str, capsys: pytest.CaptureFixture
+) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")  # would fail receipt_shape (exit 1) if checks ran first
+    for receipt in (str(SEED_RECEIPT), str(junk)):
+        assert main(["verify", receipt, *pin]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "pinned_key" not in err
+    assert main(["verify", str(SEED_RECEIPT), *pin, "--json"]) == 2
+
+
+def test_a_pin_in_capitals_is_the_same_pin(capsys: pytest.CaptureFixture) -> None:
+    seed_key_id = json.loads(SEED_RECEIPT.read_bytes())["seal"]["key_id"]
+    assert main(["verify", str(SEED_RECEIPT), "--pubkey", SEED_KEY.upper()]) == 0
+    assert main(["verify", str(SEED_RECEIPT), "--key-id", seed_key_id.upper()]) == 0
+    assert "no key was pinned" not in capsys.readouterr().out
+
+
 def test_a_failed_check_exits_1_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     receipt = json.loads(SEED_RECEIPT.read_bytes())
     receipt["seal"]["merkle_root"] = "00" * 32

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ledger.canonical import canonical_json
-from ledger.exceptions import UntrustedKey, VerificationError
+from ledger.exceptions import InvalidPublicKey, UntrustedKey, VerificationError
 from ledger.verify import verify_receipt
 from tests.vectors import make_vectors
 from tests.vectors.make_vectors import TEST_KEY, build_ledger, mutations, seed_receipt
@@ -41,6 +41,12 @@ def test_a_wrong_pin_is_untrusted() -> None:
     assert caught.value.expected == "00" * 32 and caught.value.computed == SEED_KEY
     with pytest.raises(UntrustedKey):
         verify_receipt(seed_receipt(), key_id="0000000000000000")
+
+
+@pytest.mark.parametrize(("pubkey_hex", "key_id"), [("zz", None), (None, "4308"), ("", None)])
+def test_a_malformed_pin_is_refused_before_any_check(pubkey_hex, key_id) -> None:
+    with pytest.raises(InvalidPublicKey):
+        verify_receipt({"not": "a receipt"}, pubkey_hex=pubkey_hex, key_id=key_id)
 
 
 def test_every_receipt_of_our_ledgers_verifies_pinned(our_receipts: dict) -> None:
