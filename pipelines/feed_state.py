@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.feedstate import load_state, save_state
+from crovia_spider.feedstate import IDENTITY_RULE, load_state, save_state
 from crovia_spider.runlog import FeedOutcome, RunLog
 
 
@@ -21,6 +21,7 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
         entry = dict(state.get(feed.url, {}))
         if _complete(feed) and not feed.not_modified:
             entry["etag"], entry["last_modified"] = feed.etag, feed.last_modified
+            entry["identity_rule"] = IDENTITY_RULE
         entry["vendor"] = feed.vendor
         entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
         state[feed.url] = entry

@@ -2,7 +2,11 @@
 
 Identity (`item.target_id`, the envelope's `subject.target_id`): for arXiv the version-less abstract
 URL `https://arxiv.org/abs/<id>`; otherwise the canonical link (scheme and host lower-cased, default
-port and `#fragment` removed); otherwise the entry's guid.
+port removed, `#fragment` kept); otherwise the entry's guid. The fragment stays because some feeds
+give each entry an anchor on one page (the Claude Code changelog links every version to
+`.../changelog#2-1-238`): without it their entries would share one identity and all but the first
+would be lost. A feed that changes only the fragment of a link costs one extra envelope, linked to
+nothing; a lost item cannot be recovered, so that is the better error.
 
 Fingerprint (64 hex) = sha256(canonical_json(doc)) where doc is
 - arXiv: {"v": 1, "target_id", "arxiv_version", "title", "abstract"}; the abstract is the excerpt
@@ -30,13 +34,14 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def canonical_link(url: str) -> str:
-    """`url` with scheme and host lower-cased, default port and fragment dropped ("" stays "")."""
+    """`url` with scheme and host lower-cased and the default port dropped; the fragment is kept
+    (it can be all that tells two entries apart). "" stays ""."""
     if not url:
         return ""
     parts = urlsplit(url)
     scheme, host = parts.scheme.lower(), (parts.hostname or "")
     netloc = host if parts.port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{parts.port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, parts.fragment))
 
 
 def identity(item: FeedEntryItem) -> str:

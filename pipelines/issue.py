@@ -61,6 +61,7 @@ class IssuePipeline(Stage):
         except CrawlRefused as exc:
             logger.critical("crawl refused: %s", exc)
             raise
+        stage.run.lock_acquired_at = stage.session.opened_at
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(stage.item_error, signal=signals.item_error)
         return stage
@@ -86,6 +87,8 @@ class IssuePipeline(Stage):
             logger.warning("invalid record from %s (%s): %s", item.vendor, item.target_id, exc)
             raise self.drop(item, f"invalid record ({type(exc).__name__})") from None
         self.batch.append((item.vendor, item.change, envelope))
+        # Until the batch goes to the writer, a later sighting of the item finds its envelope here.
+        self.session.hold(item.target_id, item.record["fingerprint"], envelope)
         if len(self.batch) >= self.batch_size:
             self._flush()
         return item
@@ -111,6 +114,7 @@ class IssuePipeline(Stage):
         elif self.batch:
             self.pending.append(self.session.submit(self._issue, self.batch))
         self.batch = []
+        self.session.release_held()
         while len(self.pending) > MAX_PENDING_BATCHES:
             self._settle(self.pending.popleft())
 

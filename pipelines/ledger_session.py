@@ -6,6 +6,11 @@ SQLite index belongs to that thread, so dedupe's lookups go there too, gathered 
 turn of the event loop: a lookup per item from the reactor's thread would wait for the GIL behind
 the writer every time. The session is opened while the pipelines are built, before any request:
 no key, or a ledger locked by another crawl, refuses the crawl (CrawlRefused) with nothing fetched.
+
+Envelopes the issue stage has built but not yet handed to the writer are *held* here, so a lookup
+sees them too: an item met twice in one run chains to the envelope of its first sighting even while
+that one still waits in the issue stage's batch. Its axiom_id is computed from the unsigned
+envelope (FORMAT.md: it covers neither signature nor anchors), only when it is asked for.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from crovia_spider.runlog import utc_now_micro
+from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked
 from ledger.index import IndexEntry
 from ledger.keys import load_signing_key
@@ -30,6 +37,13 @@ from pipelines.exceptions import CrawlRefused
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _SESSIONS: weakref.WeakKeyDictionary[Crawler, LedgerSession] = weakref.WeakKeyDictionary()
+
+
+class Latest(NamedTuple):
+    """The newest envelope of a target (issued, or built and held): what dedupe compares."""
+
+    axiom_id: str
+    fingerprint: str
 
 
 class LedgerSession:
@@ -44,6 +58,8 @@ class LedgerSession:
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
         self._lookups: list[tuple[str, asyncio.Future[IndexEntry | None]]] = []
+        self._held: dict[str, tuple[str, dict[str, Any]]] = {}  # target_id -> (fingerprint, env)
+        self.opened_at = ""  # when the lock was taken (UTC, microseconds, Z)
 
     @classmethod
     def of(cls, crawler: Crawler) -> LedgerSession:
@@ -71,20 +87,33 @@ class LedgerSession:
             self._pool.shutdown()
             self._pool = None
             raise CrawlRefused(f"ledger {self.directory} is busy: {exc}") from None
+        self.opened_at = utc_now_micro()
 
-    async def latest_for_target(self, target_id: str) -> IndexEntry | None:
-        """The newest leaf for `target_id` issued before this lookup (in submission order), or None.
+    def hold(self, target_id: str, fingerprint: str, envelope: dict[str, Any]) -> None:
+        """Note an unsigned envelope built for `target_id` and not yet handed to the writer."""
+        self._held[target_id] = (fingerprint, envelope)
+
+    def release_held(self) -> None:
+        """The held envelopes were handed to the writer: lookups submitted from now on see them."""
+        self._held.clear()
+
+    async def latest_for_target(self, target_id: str) -> Latest | None:
+        """The newest envelope for `target_id`: a held one, else the newest leaf issued before this
+        lookup (in submission order), else None.
 
         Lookups made in the same turn of the event loop go to the writer thread as one job.
         """
+        if target_id in self._held:
+            fingerprint, envelope = self._held[target_id]
+            return Latest(axiom_id_of(envelope), fingerprint)
         if not is_asyncio_reactor_installed():
-            return self.submit(_lookup, [target_id]).result()[0]
+            return _latest(self.submit(_lookup, [target_id]).result()[0])
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[IndexEntry | None] = loop.create_future()
         self._lookups.append((target_id, answer))
         if len(self._lookups) == 1:
             loop.call_soon(self._send_lookups, loop)
-        return await answer
+        return _latest(await answer)
 
     def _send_lookups(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._lookups = self._lookups, []
@@ -121,6 +150,10 @@ class LedgerSession:
             lock_timeout=self.lock_timeout,
             seal_every=self.seal_every,
         )
+
+
+def _latest(entry: IndexEntry | None) -> Latest | None:
+    return None if entry is None else Latest(entry.axiom_id, entry.fingerprint)
 
 
 def _lookup(writer: Ledger, targets: list[str]) -> list[IndexEntry | None]:

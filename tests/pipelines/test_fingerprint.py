@@ -34,8 +34,12 @@ def fingerprint(it: FeedEntryItem) -> str:
 
 def test_identity_rules():
     assert identity(item()) == "https://openai.com/index/a-post"
-    assert identity(item(link="HTTPS://OpenAI.com:443/index/a-post#top")) == (
+    assert identity(item(link="HTTPS://OpenAI.com:443/index/a-post")) == (
         "https://openai.com/index/a-post"
+    )
+    # The fragment is kept: one page's anchors can be all that tells entries apart.
+    assert identity(item(link="https://code.claude.com/docs/en/changelog#2-1-238")) == (
+        "https://code.claude.com/docs/en/changelog#2-1-238"
     )
     assert identity(item(link="")) == "g1"
     meta = {"id": "2606.19004", "version": 2, "announce_type": "replace"}
