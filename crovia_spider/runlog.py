@@ -71,6 +71,9 @@ class RunLog:
         self.parent_run_hash = parent_run_hash(self.run_id, spider, self.started_at)
         self.feeds = {vendor: FeedOutcome(vendor, url) for vendor, url in feeds}
         self.problems: list[str] = []  # run-level trouble (ledger errors), shown in the record
+        # When the crawl took the ledger lock: writes of crawls that raced for it are serialised
+        # from here, while started_at is stamped before the wait.
+        self.lock_acquired_at = ""
         self._lock = threading.Lock()
 
     def count(self, vendor: str, outcome: str, n: int = 1) -> None:
@@ -97,6 +100,7 @@ class RunLog:
             "parent_run_hash": self.parent_run_hash,
             "spider": self.spider,
             "started_at": self.started_at,
+            "lock_acquired_at": self.lock_acquired_at,
             "finished_at": finished_at,
             "outcome": outcome,
             "problems": list(self.problems),
