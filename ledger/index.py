@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -142,18 +142,31 @@ class LedgerIndex:
         """Commit buffered rows in one transaction."""
         if not self._pending:
             return
-        keyed = (
-            (*row, axiom_key(row.axiom_id), target_key(row.target_id)) for row in self._pending
-        )
         with self._transaction():
-            self._db.executemany(
-                f"INSERT INTO leaves ({_COLUMNS}, axiom_key, target_key)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                keyed,
-            )
+            self._insert(self._pending)
         self._pending.clear()
         self._pending_axiom.clear()
         self._pending_target.clear()
+
+    def stage(self, rows: Sequence[LeafRow]) -> None:
+        """Insert rows (the next leaves) in a transaction left open: this connection sees them at
+        once, other connections after `commit`; `rollback` forgets them.
+        """
+        self.flush()
+        self._db.execute("BEGIN")
+        try:
+            self._insert(rows)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def commit(self) -> None:
+        """Commit the rows of `stage`."""
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Forget the rows of `stage`."""
+        self._db.execute("ROLLBACK")
 
     def known(self, axiom_ids: list[str]) -> set[str]:
         """Those of `axiom_ids` already indexed (one query per few thousand ids)."""
@@ -219,6 +232,14 @@ class LedgerIndex:
         self.flush()
         with self._transaction():
             self._db.execute("DELETE FROM leaves WHERE leaf_index>=?", (leaf_count,))
+
+    def _insert(self, rows: Iterable[LeafRow]) -> None:
+        keyed = ((*row, axiom_key(row.axiom_id), target_key(row.target_id)) for row in rows)
+        self._db.executemany(
+            f"INSERT INTO leaves ({_COLUMNS}, axiom_key, target_key)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            keyed,
+        )
 
     def _check_version(self) -> None:
         try:

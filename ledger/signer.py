@@ -7,7 +7,7 @@ caller's thread signs the other half.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Executor, wait
 from typing import Any
 
 import nacl.signing
@@ -23,11 +23,11 @@ Signed = tuple[dict[str, Any], bytes, bytes]
 
 
 class BatchSigner:
-    """Signs batches with one key; owns its helper thread (call `close`)."""
+    """Signs batches with one key, lending half of a large batch to `pool` (owned by the caller)."""
 
-    def __init__(self, key: nacl.signing.SigningKey) -> None:
+    def __init__(self, key: nacl.signing.SigningKey, pool: Executor) -> None:
         self._key = key
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool = pool
 
     def sign(self, envelopes: Sequence[Mapping[str, Any]], start: int) -> list[Signed]:
         """(full envelope, line with newline, leaf hash) per envelope, leaf indexes from `start`.
@@ -36,8 +36,6 @@ class BatchSigner:
         """
         if len(envelopes) < PARALLEL_MIN:
             return sign_range(envelopes, start, self._key)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-sign")
         half = len(envelopes) // 2
         second = self._pool.submit(sign_range, envelopes[half:], start + half, self._key)
         try:
@@ -45,11 +43,6 @@ class BatchSigner:
         finally:
             wait([second])  # it only signs, but nothing of a failed batch may outlive the call
         return first + second.result()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
 
 def sign_range(

@@ -12,6 +12,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -30,10 +31,10 @@ from ledger.exceptions import (
     UnknownAxiom,
     WriterFailed,
 )
-from ledger.index import IndexEntry, LedgerIndex, row_for
+from ledger.index import IndexEntry, LeafRow, LedgerIndex, row_for
 from ledger.receipt import build_receipt
 from ledger.seal import build_seal
-from ledger.signer import BatchSigner
+from ledger.signer import BatchSigner, Signed
 from ledger.tree import FileNodeStore
 
 LEDGER_FILE = "axiom_ledger.jsonl"
@@ -70,6 +71,7 @@ class Ledger:
         self._leaf_count = 0
         self._last_seal: dict[str, Any] | None = None
         self._signer: BatchSigner | None = None
+        self._pool: ThreadPoolExecutor | None = None
         self._jsonl_fd: int | None = None
         self._broken: BaseException | None = None
 
@@ -114,9 +116,10 @@ class Ledger:
             if resource is not None:
                 resource.close()
         self._index = self._nodes = None
-        if self._signer is not None:
-            self._signer.close()
-            self._signer = None
+        self._signer = None
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         if self._jsonl_fd is not None:
             os.close(self._jsonl_fd)
             self._jsonl_fd = None
@@ -226,17 +229,18 @@ class Ledger:
         if not signed:
             return []
         self._refuse_duplicates([full["axiom_id"] for full, _line, _digest in signed])
-        offset, rows = os.fstat(self._jsonl_fd).st_size, []
-        for leaf_index, (full, line, _digest) in enumerate(signed, start):
-            rows.append(row_for(full, leaf_index, offset, len(line) - 1))
-            offset += len(line)
-        jsonl.append_durably(self._jsonl_fd, [line for _full, line, _digest in signed])
+        rows = self._rows(signed, start)
+        lines = [line for _full, line, _digest in signed]
+        written = self._helper().submit(jsonl.append_durably, self._jsonl_fd, lines)
+        # While the helper thread waits on the disk, stage the index rows and Merkle nodes; they
+        # are committed only once the lines are durable, so no derived view runs ahead of them.
         try:
-            self._after_append(start, [digest for _full, _line, digest in signed], rows)
+            self._stage(start, [digest for _full, _line, digest in signed], rows)
         except BaseException as exc:
-            # the lines are durable but this object's view is not: only recovery can mend it
-            self._broken = exc
+            wait([written])
+            self._broken = exc  # the lines may be durable while this view is not: recovery mends it
             raise
+        self._commit_when_durable(written, len(signed))
         if self._seal_every and self._unsealed() >= self._seal_every:
             self.seal()
         return [
@@ -339,16 +343,52 @@ class Ledger:
 
     def _signer_for(self, key: nacl.signing.SigningKey) -> BatchSigner:
         if self._signer is None:
-            self._signer = BatchSigner(key)
+            self._signer = BatchSigner(key, self._helper())
         return self._signer
 
-    def _after_append(self, start: int, digests: list[bytes], rows: list) -> None:
+    def _helper(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-writer")
+        return self._pool
+
+    def _rows(self, signed: list[Signed], start: int) -> list[LeafRow]:
+        offset, rows = os.fstat(self._jsonl_fd).st_size, []
+        for leaf_index, (full, line, _digest) in enumerate(signed, start):
+            rows.append(row_for(full, leaf_index, offset, len(line) - 1))
+            offset += len(line)
+        return rows
+
+    def _stage(self, start: int, digests: list[bytes], rows: list[LeafRow]) -> None:
         for leaf_index, digest in enumerate(digests, start):
             merkle.append_leaf(self._nodes, leaf_index, digest)
-        self._nodes.flush()
-        self._index.add(rows)
-        self._index.flush()  # a reader in this or another process sees what issue() returned
-        self._leaf_count += len(digests)
+        self._index.stage(rows)
+
+    def _commit_when_durable(self, written: Future, count: int) -> None:
+        """Wait for the lines; commit the staged views if they are durable, else forget them."""
+        try:
+            written.result()
+        except BaseException as exc:
+            wait([written])
+            if written.exception() is None:  # interrupted while the lines became durable
+                self._broken = exc
+            else:  # the write failed and cut the file back: forget this batch's views too
+                self._unstage(exc)
+            raise
+        try:
+            self._index.commit()  # a reader in this or another process sees what issue() returns
+            self._nodes.flush()
+        except BaseException as exc:
+            self._broken = exc
+            raise
+        self._leaf_count += count
+
+    def _unstage(self, cause: BaseException) -> None:
+        self._nodes.discard()
+        try:
+            self._index.rollback()
+        except BaseException:
+            self._broken = cause
+            raise
 
     def _refuse_duplicates(self, axiom_ids: list[str]) -> None:
         if len(set(axiom_ids)) == len(axiom_ids):

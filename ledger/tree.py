@@ -57,6 +57,10 @@ class FileNodeStore:
                 self._stored[level] = (end + len(data)) // DIGEST
         self._pending.clear()
 
+    def discard(self) -> None:
+        """Forget the nodes appended since the last `flush`."""
+        self._pending.clear()
+
     def truncate(self, level: int, count: int) -> None:
         """Keep the first `count` nodes of `level` (crash recovery)."""
         fd = self._fd(level)

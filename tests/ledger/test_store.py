@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nacl.signing
@@ -258,3 +261,23 @@ def test_a_failure_after_the_append_stops_the_writer_until_reopened(ledger_dir: 
         assert ledger.leaf_count == 2  # the durable line is kept, and recovery indexed it
         ledger.seal()
     audit(ledger_dir)
+
+
+def test_a_write_the_disk_refuses_leaves_the_writer_usable(ledger_dir: Path) -> None:
+    """The failed batch is cut from the file and forgotten by the index and node files alike."""
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.ledger.full_disk_child", str(ledger_dir)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(child.stdout)
+    assert report["errno"] == errno.EFBIG and report["after"] == report["before"]
+    assert report["issued"] == [1, 2]  # numbered after the one durable leaf, not the lost batch
+    assert [json.loads(line)["anchors"][0]["height"] for line in _lines(ledger_dir)] == [0, 1, 2]
+    with Ledger.open(ledger_dir) as reader:
+        assert reader.leaf_count == 3
+        assert reader.latest_for_target("https://arxiv.org/abs/2606.00005") is None
+        assert reader.latest_for_target("https://arxiv.org/abs/2606.00101").leaf_index == 2
+    assert audit(ledger_dir).leaves == 3
