@@ -1,9 +1,12 @@
 """A fetched feed body becomes feedparser entries, or a clear reason why it does not.
 
 Feed bodies are untrusted. A document that declares DTD entities is refused whole (entity bombs and
-external entities have no place in a feed, and feedparser would leave `&name;` garbage in the text),
-and so is one using an entity it does not define (from an external DTD, which is never fetched);
-a document that is not a feed (an HTML page, a 200 with nothing) is reported; a truncated document
+external entities have no place in a feed, and feedparser would leave `&name;` garbage in the text):
+its whole prolog is read for a declaration first (crovia_spider/prolog.py), and whatever gets past
+that is refused on expat's entity errors (an undefined entity, e.g. from an external DTD, which is
+never fetched; the input amplification limit; a recursive entity) or, when expat could not parse the
+document at all and feedparser's loose parser stepped in, on an `<!ENTITY` anywhere in it.
+A document that is not a feed (an HTML page, a 200 with nothing) is reported; a truncated document
 keeps only the entries whose closing tag arrived, so nothing half-parsed goes on to the ledger.
 A malformed but complete feed (feedparser's `bozo`) is data, not an exception: its entries are kept
 and the reason is recorded.
@@ -15,12 +18,27 @@ import re
 import xml.sax
 from dataclasses import dataclass, field
 from typing import Any
+from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
-# `<!ENTITY` in UTF-8/ASCII or UTF-16 (either byte order): the DTD comes before the root element.
-_ENTITY_DECL = re.compile(rb"<\x00?!\x00?E\x00?N\x00?T\x00?I\x00?T\x00?Y", re.I)
-_DTD_WINDOW = 64 * 1024
+from crovia_spider.prolog import declares_entities, declares_entities_anywhere
+
+DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
+# expat's messages for trouble with entities: the loose parser's text would hold `&name;` garbage.
+_ENTITY_ERRORS = frozenset(
+    (
+        expat_errors.XML_ERROR_UNDEFINED_ENTITY,
+        expat_errors.XML_ERROR_AMPLIFICATION_LIMIT_BREACH,
+        expat_errors.XML_ERROR_RECURSIVE_ENTITY_REF,
+        expat_errors.XML_ERROR_ASYNC_ENTITY,
+        expat_errors.XML_ERROR_BINARY_ENTITY_REF,
+        expat_errors.XML_ERROR_ATTRIBUTE_EXTERNAL_ENTITY_REF,
+        expat_errors.XML_ERROR_EXTERNAL_ENTITY_HANDLING,
+        expat_errors.XML_ERROR_ENTITY_DECLARED_IN_PE,
+        expat_errors.XML_ERROR_PARAM_ENTITY_REF,
+    )
+)
 _ENTRY_CLOSE = re.compile(rb"</(?:[\w.-]+:)?(?:item|entry)\s*>")
 
 
@@ -36,8 +54,8 @@ class ParsedFeed:
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     """Parse `body` with the response `headers` (so the charset resolves). Never raises."""
-    if _ENTITY_DECL.search(body[:_DTD_WINDOW]):
-        return ParsedFeed(error="refused: the document declares DTD entities (entity bomb or XXE)")
+    if declares_entities(body):
+        return ParsedFeed(error=DECLARES_ENTITIES)
     parsed = feedparser.parse(body, response_headers=headers, sanitize_html=True)
     result = ParsedFeed(entries=list(parsed.entries), version=parsed.get("version", ""))
     problem = _describe(parsed.get("bozo_exception")) if parsed.get("bozo") else ""
@@ -46,12 +64,23 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
         result.error = f"not a feed ({kind})" + (f": {problem}" if problem else "")
         return result
     result.error = problem
-    if isinstance(parsed.get("bozo_exception"), xml.sax.SAXParseException):
-        if "undefined entity" in str(parsed["bozo_exception"]):
-            # An entity from an external DTD (never fetched): the text would keep `&name;`.
-            return ParsedFeed(version=result.version, error=f"refused: {problem}")
+    exc = parsed.get("bozo_exception")
+    if isinstance(exc, xml.sax.SAXParseException):
+        refusal = _entity_refusal(exc, problem, body)
+        if refusal:
+            return ParsedFeed(version=result.version, error=refusal)
         _drop_unclosed(result, body)
     return result
+
+
+def _entity_refusal(exc: xml.sax.SAXParseException, problem: str, body: bytes) -> str:
+    """Why a document expat failed on is refused whole ("" if it is not): the loose parser's
+    entries would carry unresolved `&name;` references as text."""
+    if exc.getMessage() in _ENTITY_ERRORS:
+        return f"refused: {problem}"
+    if declares_entities_anywhere(body):
+        return f"refused: the document declares DTD entities, outside its prolog ({problem})"
+    return ""
 
 
 def _describe(exc: BaseException | None) -> str:

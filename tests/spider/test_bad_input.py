@@ -22,6 +22,17 @@ SETTINGS = (
 )  # fmt: skip
 
 
+def _hidden_bombs() -> dict[str, bytes]:
+    """The billion laughs behind a >64 KB comment, and in EBCDIC (which only expat decodes)."""
+    declaration, rest = (FIXTURES / "bad" / "entity_bomb.xml").read_text().split("\n", 1)
+    comment = "<!--" + "<x>" * 30_000 + "-->\n"
+    ebcdic = declaration.replace("?>", ' encoding="cp037"?>') + "\n<!-- <x> -->\n" + rest
+    return {
+        "comment_bomb": f"{declaration}\n{comment}{rest}".encode(),
+        "ebcdic_bomb": ebcdic.encode("cp037"),
+    }
+
+
 def _xxe_bodies(secret_dir) -> dict[str, bytes]:
     secret = secret_dir / "secret.txt"
     secret.write_text(SECRET)
@@ -72,6 +83,7 @@ def bad_crawl(tmp_path_factory):
                 )
             ],
             **{f"{k}.xml": [Reply(200, v)] for k, v in _xxe_bodies(tmp).items()},
+            **{f"{k}.xml": [Reply(200, v)] for k, v in _hidden_bombs().items()},
         }
         for path, replies in scripted.items():
             server.script(path, *replies)
@@ -84,6 +96,8 @@ def bad_crawl(tmp_path_factory):
             {"vendor": "bom", "url": server.url("bad/bom.xml")},
             {"vendor": "entity_bomb", "url": server.url("bad/entity_bomb.xml")},
             {"vendor": "xxe_entity", "url": server.url("xxe_entity.xml")},
+            {"vendor": "comment_bomb", "url": server.url("comment_bomb.xml")},
+            {"vendor": "ebcdic_bomb", "url": server.url("ebcdic_bomb.xml")},
             {"vendor": "xxe_external_dtd", "url": server.url("xxe_external_dtd.xml")},
             {"vendor": "gone", "url": server.url("gone.xml")},
             {"vendor": "broken", "url": server.url("broken.xml")},
@@ -162,11 +176,18 @@ def test_wrong_or_missing_encoding_and_bom_decode(bad_crawl, vendor, title):
         assert "CharacterEncodingOverride" in feed["parse_error"]
 
 
-@pytest.mark.parametrize("vendor", ["entity_bomb", "xxe_entity"])
+@pytest.mark.parametrize("vendor", ["entity_bomb", "xxe_entity", "comment_bomb"])
 def test_entity_declarations_are_refused(bad_crawl, vendor):
     feed = outcome(bad_crawl, vendor)
     assert feed["parse_error"].startswith("refused: the document declares DTD entities")
     assert feed["items_seen"] == 0 and not issued_for(bad_crawl, vendor)
+
+
+def test_expat_entity_errors_are_refused(bad_crawl):
+    feed = outcome(bad_crawl, "ebcdic_bomb")
+    assert feed["parse_error"].startswith("refused: SAXParseException")
+    assert "limit on input amplification factor" in feed["parse_error"]
+    assert feed["items_seen"] == 0 and not issued_for(bad_crawl, "ebcdic_bomb")
 
 
 def test_no_local_file_reaches_the_ledger(bad_crawl):

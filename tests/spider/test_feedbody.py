@@ -26,6 +26,65 @@ def test_entity_declarations_are_refused_in_any_encoding(encoding):
     assert parsed.entries == [] and parsed.error.startswith("refused")
 
 
+BOMB = (FIXTURES / "bad" / "entity_bomb.xml").read_text()
+DECLARATION, AFTER_DECLARATION = BOMB.split("\n", 1)
+DTD, DOCUMENT = AFTER_DECLARATION.split("]>\n", 1)
+BIG_COMMENT = "<!--" + "<rss>" * 20_000 + "-->\n"  # 100 KB, and a root-like tag in it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"{DECLARATION}\n{BIG_COMMENT}{AFTER_DECLARATION}", id="big comment first"),
+        pytest.param(f"{BIG_COMMENT}{BOMB}", id="big comment before the XML declaration"),
+        pytest.param(f"{DECLARATION}\n<![CDATA[<rss>]]>{AFTER_DECLARATION}", id="junk in prolog"),
+        pytest.param(
+            f"{DECLARATION}\n<!DOCTYPE rss [<!ATTLIST rss x CDATA '<rss>'>"
+            + AFTER_DECLARATION.split("[", 1)[1],
+            id="root-like tag in a quoted literal",
+        ),
+    ],
+)
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_entity_declarations_are_found_wherever_the_prolog_hides_them(text, encoding):
+    parsed = parse_body((" " + text).encode(encoding), RSS)  # no BOM, and not "<" first
+    assert parsed.entries == []
+    assert parsed.error.startswith("refused: the document declares DTD entities"), parsed.error
+
+
+def test_a_document_expat_cannot_parse_is_refused_for_entities_anywhere():
+    # Past the root element it is no prolog, but feedparser's loose parser would still read it.
+    text = f"{DECLARATION}\n" + DOCUMENT.replace("<channel>", f"{DTD}]><channel>", 1)
+    parsed = parse_body(text.encode(), RSS)
+    assert parsed.entries == []
+    assert parsed.error.startswith("refused: the document declares DTD entities, outside")
+
+
+def test_expat_entity_errors_refuse_what_the_prolog_scan_cannot_read():
+    # EBCDIC is beyond the prolog scan; feedparser decodes it and expat stops at its limit.
+    text = DECLARATION.replace("?>", ' encoding="cp037"?>') + "\n<!-- <x> -->\n" + AFTER_DECLARATION
+    parsed = parse_body(text.encode("cp037"), RSS)
+    assert parsed.entries == []
+    assert parsed.error.startswith("refused: SAXParseException")
+    assert "limit on input amplification factor" in parsed.error
+
+
+@pytest.mark.parametrize(
+    "prolog",
+    [
+        '<!-- a note on <!ENTITY x "y"> -->',
+        '<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"'
+        ' "http://my.netscape.com/publish/formats/rss-0.91.dtd">',
+        '<?xml-stylesheet href="feed.xsl" type="text/xsl"?>',
+    ],
+)
+def test_a_prolog_without_entity_declarations_passes(prolog):
+    body = (FEEDS / "openai_news_rss_prefix.xml").read_bytes()
+    end = body.index(b"?>") + 2
+    parsed = parse_body(body[:end] + b"\n" + prolog.encode() + body[end:], RSS)
+    assert len(parsed.entries) == 6 and not parsed.error.startswith("refused"), parsed.error
+
+
 def test_truncation_keeps_closed_entries_only():
     body = (FEEDS / "arxiv_cs_ai_rss2_2026-04-27_trim3.xml").read_bytes()
     for cut in (3000, 5000, 6500):
