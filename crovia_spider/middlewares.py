@@ -33,18 +33,24 @@ class BackoffRetryMiddleware(RetryMiddleware):
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         result = super().process_response(request, response)
         if isinstance(result, Request):
-            await self._wait(self._delay_for(result, response))
+            await self._wait(self.delay_for(result, response))
         return result
 
     async def process_exception(self, request: Request, exception: Exception) -> Request | None:
         result = super().process_exception(request, exception)
         if isinstance(result, Request):
-            await self._wait(self._delay_for(result, None))
+            await self._wait(self.delay_for(result, None))
         return result
 
-    def _delay_for(self, retry: Request, response: Response | None) -> float:
+    def delay_for(
+        self, retry: Request, response: Response | None, now: datetime | None = None
+    ) -> float:
+        """Seconds to wait before sending `retry`, the retry of a request that got `response` (None
+        after a download error): a 429's or 503's Retry-After (an HTTP date counts from `now`,
+        default the current time), else RETRY_BACKOFF_BASE * 2**(attempt - 1); at most
+        RETRY_AFTER_MAX."""
         if response is not None and response.status in RETRY_AFTER_STATUSES:
-            asked = retry_after_seconds(response.headers.get(b"Retry-After"))
+            asked = retry_after_seconds(response.headers.get(b"Retry-After"), now)
             if asked is not None:
                 return min(asked, self.max_wait)
         attempt = retry.meta.get("retry_times", 1)
@@ -60,8 +66,9 @@ class BackoffRetryMiddleware(RetryMiddleware):
             await maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
 
 
-def retry_after_seconds(value: bytes | None) -> float | None:
-    """Seconds asked by a Retry-After header (delta-seconds or HTTP-date); None if absent or bad."""
+def retry_after_seconds(value: bytes | None, now: datetime | None = None) -> float | None:
+    """Seconds asked by a Retry-After header (delta-seconds, or an HTTP-date counted from `now`,
+    default the current time; 0 if it is past); None if absent or bad."""
     if not value:
         return None
     text = value.decode("latin-1").strip()
@@ -73,4 +80,4 @@ def retry_after_seconds(value: bytes | None) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
