@@ -40,6 +40,7 @@ def entry_item(
         published=(entry.get("published") or entry.get("updated") or "").strip(),
         description_html=_description(entry),
         arxiv=arxiv_meta(entry, link),
+        content_html=_content(entry),
     )
 
 
@@ -62,9 +63,10 @@ def _title(entry: dict[str, Any]) -> str:
 
 
 def _description(entry: dict[str, Any]) -> str:
-    summary = entry.get("summary") or ""
-    if summary:
-        return summary
+    return entry.get("summary") or _content(entry)
+
+
+def _content(entry: dict[str, Any]) -> str:
     for content in entry.get("content") or ():
         if content.get("value"):
             return content["value"]

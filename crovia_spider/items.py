@@ -28,6 +28,7 @@ class FeedEntryItem:
     published: str  # the feed's own date string, "" if none
     description_html: str  # the entry's description (or content) as HTML
     arxiv: dict[str, Any] | None = None  # {"id", "version", "announce_type"} for arXiv entries
+    content_html: str = ""  # the entry's content (content:encoded, Atom content) as HTML, if any
 
     # Filled by the pipelines, in order.
     record: dict[str, Any] = field(default_factory=dict)  # normalize: the 17-field spider_record

@@ -1,8 +1,10 @@
 """Stage 1, normalise: the item becomes a `spider_record`, the 17 fields of FORMAT.md.
 
-`summary_excerpt` is the description as plain text cut to 1,000 characters; `url` the item's
-absolute link (or its guid when that is a URL). An entry with neither link nor guid has no identity,
-and one with neither title nor description says nothing: both are dropped with their reason.
+`summary_excerpt` is the description as plain text cut to 1,000 characters; when that has no text
+(an empty or markup-only description: changelog feeds put everything in content:encoded), the
+entry's content by the same rules. `url` is the item's absolute link (or its guid when that is a
+URL). An entry with neither link nor guid has no identity, and one with neither title nor
+description says nothing: both are dropped with their reason.
 `fingerprint` and `decision_hint` are left empty for the stages that own them.
 """
 
@@ -27,7 +29,7 @@ class NormalizePipeline(Stage):
     """Builds `item.record` from the fields the spider read."""
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
-        summary = excerpt(item.description_html)
+        summary = excerpt(item.description_html) or excerpt(item.content_html)
         if not item.link and not item.guid:
             raise self.drop(item, "no link and no guid")
         if not item.title and not summary:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import feedparser
+import pytest
+
 from crovia_spider import __version__
+from crovia_spider.entries import entry_item
+from crovia_spider.feeds import FeedConfig
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.plaintext import excerpt, html_to_text
 from ledger.envelope import RECORD_FIELDS
 from pipelines.normalize import NormalizePipeline
+from tests.conftest import FEEDS
+
+CHANGELOG = (FEEDS / "anthropic_claude_code_changelog_mintlify_prefix.xml").read_bytes()
 
 
 def entry(**fields) -> FeedEntryItem:
@@ -48,3 +56,32 @@ def test_plain_text_keeps_the_feed_whitespace():
     assert html_to_text("arXiv:1v1 Announce Type: cross \nAbstract: a &lt;b") == (
         "arXiv:1v1 Announce Type: cross \nAbstract: a <b"
     )
+
+
+def test_an_empty_or_markup_only_description_falls_back_to_the_content():
+    pipe = NormalizePipeline(crawler=None)
+    content = "<ul><li>Fixed &amp; improved</li><script>x()</script></ul>"
+    for description in ("", "  ", '<img src="https://x.example.org/a.png"/>', "<p> </p>"):
+        item = pipe.process_item(entry(description_html=description, content_html=content))
+        assert item.record["summary_excerpt"] == "Fixed & improved"
+    # A description with text wins over the content.
+    item = pipe.process_item(entry(description_html="<p>Short</p>", content_html=content))
+    assert item.record["summary_excerpt"] == "Short"
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["", "<description/>", '<description><![CDATA[<img src="a.png"/>]]></description>'],
+)
+def test_changelog_entries_take_their_text_from_content_encoded(description):
+    # The Claude Code changelog carries each version's notes in content:encoded only.
+    notes = b"<![CDATA[<ul><li>Added <code>/rewind</code></li><li>Fixed a hang</li></ul>]]>"
+    body = CHANGELOG.replace(b"<content:encoded/>", description.encode() + b"<content:encoded>"
+                             + notes + b"</content:encoded>", 1)  # fmt: skip
+    first = feedparser.parse(body, sanitize_html=True).entries[0]
+    feed = FeedConfig(vendor="claude_code", url="https://code.claude.com/docs/en/changelog/rss.xml")
+    item = entry_item(first, feed, spider="vendor_press", base_url=feed.url, status=200,
+                      observed_at="2026-08-21T01:24:21.000000Z", run_hash="d" * 64)  # fmt: skip
+    record = NormalizePipeline(crawler=None).process_item(item).record
+    assert record["summary_excerpt"] == "Added /rewind\nFixed a hang"
+    assert record["title"] == "2.1.238"
