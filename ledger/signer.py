@@ -1,11 +1,14 @@
 """Signing a batch of unsigned envelopes into ledger lines, on two threads when it pays.
 
-PyNaCl releases the GIL while it signs, so a second thread signs half of a large batch while the
-caller's thread signs the other half.
+PyNaCl releases the GIL while it signs, so a helper thread signs part of a large batch while the
+caller's thread signs the rest. The two take small chunks from one queue rather than a fixed half
+each: when other processes keep the second core busy, the caller's thread simply signs most of the
+batch instead of waiting for a starved helper to finish its half.
 """
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, wait
 from typing import Any
@@ -16,14 +19,17 @@ from ledger import merkle
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
 
-# Batches at least this long are split over two threads; below it a thread hand-off costs more.
+# Batches at least this long are shared with the helper thread; below it a hand-off costs more.
 PARALLEL_MIN = 32
+# Envelopes per chunk: about half a millisecond of signing, so the caller waits at most that long
+# for the helper's last chunk.
+CHUNK = 12
 
 Signed = tuple[dict[str, Any], bytes, bytes]
 
 
 class BatchSigner:
-    """Signs batches with one key, lending half of a large batch to `pool` (owned by the caller)."""
+    """Signs batches with one key, sharing large ones with a thread of `pool` (the caller's)."""
 
     def __init__(self, key: nacl.signing.SigningKey, pool: Executor) -> None:
         self._key = key
@@ -36,13 +42,44 @@ class BatchSigner:
         """
         if len(envelopes) < PARALLEL_MIN:
             return sign_range(envelopes, start, self._key)
-        half = len(envelopes) // 2
-        second = self._pool.submit(sign_range, envelopes[half:], start + half, self._key)
+        chunks: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for offset in range(0, len(envelopes), CHUNK):
+            chunks.put(offset)
+        signed: dict[int, list[Signed]] = {}
+        helper = self._pool.submit(self._sign_chunks, chunks, envelopes, start, signed)
         try:
-            first = sign_range(envelopes[:half], start, self._key)
+            self._sign_chunks(chunks, envelopes, start, signed)
+        except BaseException:
+            _drain(chunks)  # stop the helper after its current chunk: the batch has failed
+            raise
         finally:
-            wait([second])  # it only signs, but nothing of a failed batch may outlive the call
-        return first + second.result()
+            wait([helper])  # nothing of a batch may outlive the call
+        helper.result()
+        return [item for offset in sorted(signed) for item in signed[offset]]
+
+    def _sign_chunks(
+        self,
+        chunks: queue.SimpleQueue[int],
+        envelopes: Sequence[Mapping[str, Any]],
+        start: int,
+        signed: dict[int, list[Signed]],
+    ) -> None:
+        """Sign chunks taken from `chunks` until it is empty, into `signed` by offset."""
+        while True:
+            try:
+                offset = chunks.get_nowait()
+            except queue.Empty:
+                return
+            part = envelopes[offset : offset + CHUNK]
+            signed[offset] = sign_range(part, start + offset, self._key)
+
+
+def _drain(chunks: queue.SimpleQueue[int]) -> None:
+    while True:
+        try:
+            chunks.get_nowait()
+        except queue.Empty:
+            return
 
 
 def sign_range(
