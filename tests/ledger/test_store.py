@@ -281,3 +281,21 @@ def test_a_write_the_disk_refuses_leaves_the_writer_usable(ledger_dir: Path) -> 
         assert reader.latest_for_target("https://arxiv.org/abs/2606.00005") is None
         assert reader.latest_for_target("https://arxiv.org/abs/2606.00101").leaf_index == 2
     assert audit(ledger_dir).leaves == 3
+
+
+@pytest.mark.parametrize("bad", [0, 50, 99])
+def test_a_bad_envelope_anywhere_in_a_large_batch_writes_nothing(
+    ledger_dir: Path, key, bad: int
+) -> None:
+    """Large batches are signed on two threads; either one's failure fails the whole batch."""
+    batch = [sample_envelope(n) for n in range(100)]
+    batch[bad]["confidence"]["score"] = 0.5
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        with pytest.raises(CanonicalizationError):
+            ledger.issue(batch)
+        assert ledger.leaf_count == 0
+        batch[bad] = sample_envelope(bad)
+        assert [item.leaf_index for item in ledger.issue(batch)] == list(range(100))
+    assert [json.loads(line)["anchors"][0]["height"] for line in _lines(ledger_dir)] == list(
+        range(100)
+    )
