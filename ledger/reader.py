@@ -1,0 +1,171 @@
+"""Reading a ledger directory: lookups, envelopes, seals, runs, receipts, roots and stats.
+
+`LedgerReader` holds what readers and the writer share; `ledger.store.Ledger` adds the writer (the
+lock, recovery, issue, seal). A reader never writes: it reads the index and node files the writer
+keeps and looks again for new leaves and seals each time it is asked.
+
+Layout (docs/ledger.md): axiom_ledger.jsonl (line n = leaf n), seals.jsonl, runs.jsonl,
+index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+import orjson
+
+from ledger import jsonl, merkle
+from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
+from ledger.index import IndexEntry, LedgerIndex
+from ledger.receipt import build_receipt
+from ledger.tree import FileNodeStore
+
+LEDGER_FILE = "axiom_ledger.jsonl"
+SEALS_FILE = "seals.jsonl"
+RUNS_FILE = "runs.jsonl"
+INDEX_FILE = "index.sqlite"
+TREE_DIR = "tree"
+LOCK_FILE = "ledger.lock"
+QUARANTINE_DIR = "quarantine"
+T = TypeVar("T")
+
+
+class LedgerReader:
+    """The read side of one ledger directory; open it with `ledger.store.Ledger.open`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.jsonl_path = directory / LEDGER_FILE
+        self._lock_fd: int | None = None
+        self._index: LedgerIndex | None = None
+        self._nodes: FileNodeStore | None = None
+        self._leaf_count = 0
+        self._last_seal: dict[str, Any] | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index and node files. Idempotent."""
+        for resource in (self._index, self._nodes):
+            if resource is not None:
+                resource.close()
+        self._index = self._nodes = None
+
+    @property
+    def leaf_count(self) -> int:
+        """Leaves durable and indexed (a reader looks again each time)."""
+        self._refresh()
+        return self._leaf_count
+
+    @property
+    def writable(self) -> bool:
+        """True when this Ledger holds the writer lock."""
+        return self._lock_fd is not None
+
+    def latest_for_target(self, target_id: str) -> IndexEntry | None:
+        """The newest leaf whose subject.target_id is `target_id`, or None (an index lookup)."""
+        return self._index.latest_for_target(target_id)
+
+    def envelope(self, leaf_index: int) -> dict[str, Any]:
+        """The full envelope at `leaf_index`. Raises UnknownAxiom when there is no such leaf."""
+        row = self._index.leaf(leaf_index) if leaf_index < self._leaf_count else None
+        if row is None:
+            raise UnknownAxiom(f"no leaf {leaf_index} (the ledger has {self._leaf_count})")
+        return orjson.loads(self._read_line(row.offset, row.length))
+
+    def last_seal(self) -> dict[str, Any] | None:
+        """The newest seal, or None."""
+        return self._last_seal
+
+    def seals(self) -> Iterator[dict[str, Any]]:
+        """Every seal, oldest first (a torn last line is skipped)."""
+        for _offset, line in jsonl.iter_lines(self.directory / SEALS_FILE):
+            yield orjson.loads(line)
+
+    def runs(self) -> Iterator[dict[str, Any]]:
+        """Every run record, oldest first (a torn last line is skipped)."""
+        for _offset, line in jsonl.iter_lines(self.directory / RUNS_FILE):
+            yield orjson.loads(line)
+
+    def receipt(self, axiom_id: str) -> dict[str, Any]:
+        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it.
+
+        Raises UnknownAxiom when no leaf has that id, NotSealed when no seal covers it yet.
+        """
+        self._refresh()
+        row = self._index.by_axiom(axiom_id)
+        if row is None or row.leaf_index >= self._leaf_count:
+            raise UnknownAxiom(f"{axiom_id} is not in the ledger at {self.directory}")
+        seal = self._last_seal
+        if seal is None or seal["leaf_count"] <= row.leaf_index:
+            raise NotSealed(
+                f"{axiom_id} (leaf {row.leaf_index}) is not sealed yet; "
+                f"run `crovia seal --ledger-dir {self.directory}`"
+            )
+        line = self._read_line(row.offset, row.length)
+        path = self._tree(merkle.inclusion_path, row.leaf_index, seal["leaf_count"])
+        return build_receipt(
+            envelope=orjson.loads(line),
+            leaf_index=row.leaf_index,
+            leaf_hash=merkle.leaf_hash(line),
+            ledger_path=str(self.jsonl_path),
+            path=path,
+            seal=seal,
+        )
+
+    def merkle_root(self, leaf_count: int | None = None) -> bytes:
+        """The root over the first `leaf_count` leaves (default all). Raises EmptyLedger for 0."""
+        leaf_count = self._leaf_count if leaf_count is None else leaf_count
+        if leaf_count < 1:
+            raise EmptyLedger("the ledger has no leaves")
+        return self._tree(merkle.root, leaf_count)
+
+    def stats(self) -> dict[str, Any]:
+        """Leaves, seals, the last seal, per-vendor leaf counts and runs."""
+        self._refresh()
+        last = self._last_seal
+        return {
+            "directory": str(self.directory),
+            "leaves": self._leaf_count,
+            "seals": sum(1 for _ in jsonl.iter_lines(self.directory / SEALS_FILE)),
+            "last_seal": None
+            if last is None
+            else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
+            "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
+            "vendors": self._index.vendor_counts(),
+            "runs": sum(1 for _ in jsonl.iter_lines(self.directory / RUNS_FILE)),
+        }
+
+    def _open_reader(self) -> None:
+        if not (self.directory / INDEX_FILE).exists():
+            raise LedgerNotFound(
+                f"no ledger at {self.directory} (or no index: run `crovia reindex` as the writer)"
+            )
+        self._index = LedgerIndex(self.directory / INDEX_FILE, writable=False)
+        self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=False)
+        self._leaf_count = self._index.count()
+        self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+
+    def _refresh(self) -> None:
+        """A reader catches up with the writer's leaves and seals; the writer knows them."""
+        if self._lock_fd is None:
+            self._leaf_count = self._index.count()
+            self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+
+    def _tree(self, operation: Callable[..., T], *args: int) -> T:
+        """Run a merkle function over the node files; a missing node means they need rebuilding."""
+        try:
+            return operation(*args, self._nodes)
+        except LookupError as exc:
+            raise IndexCorrupt(f"{exc} in {self.directory}; run `crovia reindex`") from None
+
+    def _read_line(self, offset: int, length: int) -> bytes:
+        with open(self.jsonl_path, "rb") as src:
+            return os.pread(src.fileno(), length, offset)
