@@ -37,9 +37,9 @@ from ledger.exceptions import (
     UntrustedKey,
 )
 from ledger.keys import key_id, parse_pin
+from ledger.reader import LEDGER_FILE, SEALS_FILE
 from ledger.receipt import SECTION_KEYS
 from ledger.seal import seal_signed_bytes
-from ledger.store import LEDGER_FILE, SEALS_FILE
 from ledger.tree import MemoryFrontier
 
 BATCH_LINES = 256

@@ -1,0 +1,209 @@
+"""`crovia seal`, `crovia audit`, `crovia stats` and `crovia reindex`: the ledger directory.
+
+The ledger is imported inside handlers. A failed audit raises VerificationError (exit 1), usage
+and I/O problems LedgerError (exit 2). See docs/ledger.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from crovia_spider.cli.ledger_args import (
+    EXIT_OK,
+    json_flag,
+    ledger_dir,
+    positive_int,
+    print_json,
+    require_ledger,
+)
+from crovia_spider.options import env_default
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add seal, audit, stats and reindex."""
+    _add_seal(subparsers)
+    _add_audit(subparsers)
+    _add_stats(subparsers)
+    _add_reindex(subparsers)
+
+
+def _add_seal(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "seal",
+        help="cut a signed seal over the ledger now",
+        description="Sign the Merkle root over every leaf. With no new leaf since the last seal,"
+        " prints that seal and writes nothing.",
+    )
+    ledger_dir(parser)
+    parser.add_argument(
+        "--key",
+        type=Path,
+        default=Path(env_default("CROVIA_SIGNING_KEY_FILE")),
+        help="signing key file (default: $CROVIA_SIGNING_KEY_FILE or %(default)s)",
+    )
+    parser.add_argument("--run-id", help="run_id recorded in the seal (default: seal_<leaf_count>)")
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=float(env_default("CROVIA_LOCK_TIMEOUT")),
+        help="seconds to wait for the writer lock (default: %(default)s)",
+    )
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_seal)
+
+
+def _add_audit(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "audit",
+        help="re-check every leaf and seal of a ledger",
+        description="Stream the whole ledger: canonical form, axiom_id, signature and leaf hash of"
+        " every line; signature and Merkle root of every seal. Exit 1 names the first bad leaf"
+        " index or seals.jsonl line.",
+    )
+    ledger_dir(parser)
+    parser.add_argument(
+        "--pubkey",
+        metavar="HEX",
+        help="the trusted signer; without it the first seal's key is used, which shows the ledger"
+        " is self-consistent, not who signed it",
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, default=2, help="verifying threads (default: 2)"
+    )
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_audit)
+
+
+def _add_stats(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("stats", help="leaves, seals, vendors and runs of a ledger")
+    ledger_dir(parser)
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_stats)
+
+
+def _add_reindex(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reindex",
+        help="rebuild the index and Merkle node files from the JSONL",
+        description="Rebuild the derived storage (index.sqlite, tree/) from axiom_ledger.jsonl,"
+        " taking the writer lock.",
+    )
+    ledger_dir(parser)
+    parser.set_defaults(handler=cmd_reindex)
+
+
+def cmd_seal(args: argparse.Namespace) -> int:
+    from ledger.keys import load_signing_key
+    from ledger.store import Ledger
+
+    require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
+    key = load_signing_key(args.key)
+    with Ledger.open(args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout) as ledger:
+        before = ledger.last_seal()
+        seal = ledger.seal(run_id=args.run_id)
+    fresh = seal is not before
+    if args.json:
+        print_json({"new_seal": fresh, "seal": seal})
+    elif fresh:
+        print(
+            f"sealed {seal['leaf_count']} leaves: root {seal['merkle_root']}"
+            f" (key_id {seal['key_id']})"
+        )
+    else:
+        print(
+            f"no new leaves since the last seal ({seal['leaf_count']} leaves, root"
+            f" {seal['merkle_root']}); nothing written"
+        )
+    return EXIT_OK
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from ledger.audit import audit
+
+    progress = _Progress() if sys.stderr.isatty() and not args.json else None
+    try:
+        report = audit(
+            args.ledger_dir, pubkey_hex=args.pubkey, workers=args.workers, progress=progress
+        )
+    finally:
+        if progress is not None:
+            progress.done()
+    if args.json:
+        print_json({"ok": True, **report.__dict__, "signatures_checked": report.signatures_checked})
+        return EXIT_OK
+    rate = report.leaves / report.seconds if report.seconds else 0.0
+    signed = (
+        f"signatures under {report.public_key_hex}"
+        if report.signatures_checked
+        else "signatures NOT checked (no seal and no --pubkey)"
+    )
+    torn = (
+        "; a torn last line is ignored (the next writer quarantines it)" if report.torn_tail else ""
+    )
+    print(
+        f"audit ok: {report.leaves} leaves, {report.seals} seals, {signed},"
+        f" {report.seconds:.1f}s ({rate:.0f} leaves/s){torn}"
+    )
+    if report.signatures_checked and not report.key_pinned:
+        print(
+            "NOTE: no key was pinned, so the signatures were checked under the key the first seal"
+            " names: this shows the ledger is self-consistent, not who signed it (a ledger"
+            " re-signed wholesale under another key passes too). Pin the expected signer with"
+            " --pubkey HEX."
+        )
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.store import Ledger
+
+    with Ledger.open(args.ledger_dir) as ledger:
+        stats = ledger.stats()
+    if args.json:
+        print_json(stats)
+        return EXIT_OK
+    last = stats["last_seal"]
+    print(
+        f"ledger {stats['directory']}: {stats['leaves']} leaves, {stats['seals']} seals,"
+        f" {stats['runs']} runs, {stats['unsealed_leaves']} leaves not yet sealed"
+    )
+    if last is not None:
+        print(
+            f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
+            f" root {last['merkle_root']}"
+        )
+    for vendor, count in stats["vendors"].items():
+        print(f"  {vendor}: {count}")
+    return EXIT_OK
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from ledger.store import Ledger
+
+    require_ledger(args.ledger_dir)
+    lock_timeout = float(env_default("CROVIA_LOCK_TIMEOUT"))
+    with Ledger.open(args.ledger_dir, writer=True, lock_timeout=lock_timeout) as ledger:
+        count = ledger.rebuild_index()
+    print(f"reindexed {count} leaves in {args.ledger_dir}")
+    return EXIT_OK
+
+
+class _Progress:
+    """A self-overwriting progress line on stderr, at most ten updates a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+
+    def __call__(self, leaves: int) -> None:
+        now = time.monotonic()
+        if now - self._last >= 0.1:
+            self._last = now
+            sys.stderr.write(f"\raudited {leaves} leaves")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()

@@ -1,0 +1,52 @@
+"""What the ledger subcommands share: common arguments, JSON output, exit codes, checks.
+
+Stdlib only at module level, like every ledger command module (`crovia --help` stays fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from crovia_spider.options import env_default
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+
+
+def ledger_dir(parser: argparse.ArgumentParser) -> None:
+    """Add --ledger-dir, defaulting to $CROVIA_LEDGER_DIR."""
+    parser.add_argument(
+        "--ledger-dir",
+        type=Path,
+        default=Path(env_default("CROVIA_LEDGER_DIR")),
+        help="ledger directory (default: $CROVIA_LEDGER_DIR or %(default)s)",
+    )
+
+
+def json_flag(parser: argparse.ArgumentParser) -> None:
+    """Add --json."""
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an int of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def print_json(obj: object) -> None:
+    """One line of sorted-key JSON on stdout."""
+    print(json.dumps(obj, sort_keys=True, ensure_ascii=False))
+
+
+def require_ledger(directory: Path) -> None:
+    """Raise LedgerNotFound unless `directory` holds a ledger file (a writer would create one)."""
+    from ledger.exceptions import LedgerNotFound
+    from ledger.store import LEDGER_FILE
+
+    if not (directory / LEDGER_FILE).is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")

@@ -1,0 +1,161 @@
+"""`crovia keygen`, `crovia verify` and `crovia prove`: keys, and receipts made and checked.
+
+The ledger (PyNaCl, orjson) is imported inside handlers. Failed checks raise VerificationError
+(exit 1), usage and I/O problems LedgerError (exit 2). See docs/ledger.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from crovia_spider.cli.ledger_args import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    json_flag,
+    ledger_dir,
+    print_json,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add keygen, verify and prove."""
+    _add_keygen(subparsers)
+    _add_verify(subparsers)
+    _add_prove(subparsers)
+
+
+def _add_keygen(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "keygen",
+        help="create an ed25519 signing key (mode 0600)",
+        description="Create a new signing key file; never overwrites one. Prints the public key.",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="where to write the key file")
+    parser.add_argument(
+        "--trust-root", type=Path, help="also write the public trust root JSON to this file"
+    )
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_keygen)
+
+
+def _add_verify(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check a receipt offline",
+        description="Check every rule of a crovia.axiom_proof.v1 receipt offline. Exit 1 names the"
+        " failed check. Pin the signer with --pubkey or --key-id: without a pin the receipt is only"
+        " shown to be self-consistent.",
+    )
+    parser.add_argument("receipt", help="receipt JSON file, or - for stdin")
+    pin = parser.add_mutually_exclusive_group()
+    pin.add_argument("--pubkey", metavar="HEX", help="the trusted signer's public key (64 hex)")
+    pin.add_argument("--key-id", metavar="ID", help="the trusted signer's key_id (16 hex)")
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_verify)
+
+
+def _add_prove(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "prove",
+        help="print the receipt of an axiom",
+        description="Print the canonical receipt binding AXIOM_ID to the newest seal covering it.",
+    )
+    parser.add_argument("axiom_id", metavar="AXIOM_ID")
+    ledger_dir(parser)
+    parser.add_argument("--out", type=Path, help="write the receipt here instead of stdout")
+    parser.set_defaults(handler=cmd_prove)
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from ledger.keys import generate_signing_key, key_id
+
+    key = generate_signing_key(args.out)
+    public = bytes(key.verify_key)
+    trust_root = {
+        "key_id": key_id(public),
+        "public_key_hex": public.hex(),
+        "signature_algorithm": "ed25519",
+    }
+    if args.trust_root is not None:
+        args.trust_root.write_text(json.dumps(trust_root, indent=2, sort_keys=True) + "\n")
+    if args.json:
+        print_json(
+            {**trust_root, "key_file": str(args.out), "trust_root_file": _str(args.trust_root)}
+        )
+        return EXIT_OK
+    print(
+        f"signing key written to {args.out} (mode 0600): keep it secret, back it up, never share it"
+    )
+    print(f"public key: {trust_root['public_key_hex']}")
+    print(f"key_id:     {trust_root['key_id']}")
+    if args.trust_root is not None:
+        print(f"trust root: {args.trust_root}")
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ledger.exceptions import VerificationError
+    from ledger.keys import parse_pin
+    from ledger.verify import verify_receipt
+
+    parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
+    receipt = _load_receipt(args.receipt)
+    try:
+        verdict = verify_receipt(receipt, pubkey_hex=args.pubkey, key_id=args.key_id)
+    except VerificationError as exc:
+        if not args.json:
+            raise
+        print_json(
+            {
+                "ok": False,
+                "check": exc.check,
+                "message": str(exc.args[0]),
+                "expected": exc.expected,
+                "computed": exc.computed,
+            }
+        )
+        return EXIT_CHECK_FAILED
+    if args.json:
+        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks)})
+        return EXIT_OK
+    print(
+        f"OK: {verdict.axiom_id} is leaf {verdict.leaf_index} of {verdict.leaf_count} under"
+        f" seal root {verdict.merkle_root}, signed by key_id {verdict.key_id}"
+    )
+    print(f"checks passed: {', '.join(verdict.checks)}")
+    if not verdict.key_pinned:
+        print(
+            "NOTE: no key was pinned, so this shows the receipt is self-consistent, not who signed"
+            " it. Pin the expected signer with --pubkey HEX or --key-id ID."
+        )
+    return EXIT_OK
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from ledger.canonical import canonical_json
+    from ledger.store import Ledger
+
+    with Ledger.open(args.ledger_dir) as ledger:
+        data = canonical_json(ledger.receipt(args.axiom_id))
+    if args.out is not None:
+        args.out.write_bytes(data)
+    else:  # byte for byte the canonical receipt; a newline only for a human at a terminal
+        sys.stdout.buffer.write(data + b"\n" if sys.stdout.isatty() else data)
+    return EXIT_OK
+
+
+def _load_receipt(source: str) -> dict:
+    from ledger.exceptions import ReceiptMalformed
+
+    try:
+        text = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReceiptMalformed(f"{source} is not JSON: {exc}") from None
+
+
+def _str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
