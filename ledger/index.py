@@ -102,8 +102,9 @@ class LedgerIndex:
     transaction rolls back on the next open. It never fsyncs: the index is derived, and recovery
     checks it against the JSONL.
     `add` buffers rows (visible to this object's lookups at once); `flush` commits them in one
-    transaction, and `add` flushes by itself every FLUSH_ROWS rows. An index of another schema
-    version is dropped and rebuilt.
+    transaction, and `add` flushes by itself every FLUSH_ROWS rows. `stage` inserts a batch in a
+    transaction it leaves open, for `commit` once the batch's lines are durable (or `rollback`).
+    An index of another schema version is dropped and rebuilt.
     """
 
     FLUSH_ROWS = 2048
