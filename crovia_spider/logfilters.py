@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 
-from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError
 from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 
@@ -43,23 +42,23 @@ class NetworkFailureFilter(logging.Filter):
 
 
 class AlreadyReportedFilter(logging.Filter):
-    """Drops asyncio's second report of a refused crawl (the issue stage logged it already)."""
+    """Drops asyncio's second report of a refused crawl (whoever refused it logged it already)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not isinstance(_exception(record), REFUSALS)
 
 
-class QuietLogs:
-    """Scrapy extension installing the filters above on their loggers."""
+FILTERS: list[tuple[str, logging.Filter]] = [
+    (ROBOTS_LOGGER, NetworkFailureFilter()),
+    ("asyncio", AlreadyReportedFilter()),
+]
 
-    def __init__(self) -> None:
-        self.installed = [
-            (logging.getLogger(ROBOTS_LOGGER), NetworkFailureFilter()),
-            (logging.getLogger("asyncio"), AlreadyReportedFilter()),
-        ]
-        for logger, log_filter in self.installed:
-            logger.addFilter(log_filter)
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> QuietLogs:
-        return cls()
+def install() -> None:
+    """Put each filter on its logger; calling it again changes nothing (the objects are shared).
+
+    FeedSpider.from_crawler calls it first thing: a bad feed list is refused there, before Scrapy
+    builds its extensions, so an extension would come too late.
+    """
+    for name, log_filter in FILTERS:
+        logging.getLogger(name).addFilter(log_filter)

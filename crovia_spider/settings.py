@@ -36,9 +36,6 @@ USER_AGENT = (
     env_default("CROVIA_USER_AGENT") or f"crovia-spider/{__version__} (+{CROVIA_CONTACT_URL})"
 )
 ROBOTSTXT_OBEY = True
-# One line per failure, not repeated tracebacks, in an unattended crawl's log
-# (crovia_spider/logfilters.py says which and why).
-EXTENSIONS = {"crovia_spider.logfilters.QuietLogs": 0}
 
 # Politeness: a few feeds per host, fetched hourly at most; no hurry. arXiv hosts get 1 request per
 # 3 s on one connection (crovia_spider/politeness.py), per-feed `delay` can raise a host's delay.

@@ -22,6 +22,7 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from crovia_spider import logfilters
 from crovia_spider.entries import entry_item
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
@@ -51,6 +52,7 @@ class FeedSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
         """Load and validate the feed list before anything else (ConfigError stops the crawl)."""
+        logfilters.install()
         spider = super().from_crawler(crawler, *args, **kwargs)
         try:
             feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])

@@ -8,8 +8,9 @@ import sys
 from scrapy.exceptions import CannotResolveHostError
 
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.logfilters import AlreadyReportedFilter, NetworkFailureFilter, QuietLogs
+from crovia_spider.logfilters import FILTERS, AlreadyReportedFilter, NetworkFailureFilter, install
 from pipelines.exceptions import CrawlRefused
+from tests.crawl import run_crawl
 
 
 def _record(exc: BaseException, name: str = "scrapy.downloadermiddlewares.robotstxt"):
@@ -42,11 +43,19 @@ def test_asyncio_second_report_of_a_refused_crawl_is_dropped_and_nothing_else():
     assert AlreadyReportedFilter().filter(_record(RuntimeError("real bug"), "asyncio"))
 
 
-def test_the_extension_installs_each_filter_on_its_logger():
-    extension = QuietLogs()
+def test_install_puts_each_filter_on_its_logger_once():
     try:
-        for logger, log_filter in extension.installed:
-            assert log_filter in logger.filters
+        install()
+        install()
+        for name, log_filter in FILTERS:
+            assert logging.getLogger(name).filters.count(log_filter) == 1
     finally:
-        for logger, log_filter in extension.installed:
-            logger.removeFilter(log_filter)
+        for name, log_filter in FILTERS:
+            logging.getLogger(name).removeFilter(log_filter)
+
+
+def test_a_bad_feed_list_is_reported_once_without_a_traceback(tmp_path):
+    proc = run_crawl(tmp_path, '[[feeds]]\nvendor = "Bad Id"\nurl = "https://example.org/f"\n')
+    assert proc.returncode != 0
+    assert "'vendor' = 'Bad Id'" in proc.stderr
+    assert "Traceback" not in proc.stderr
