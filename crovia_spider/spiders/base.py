@@ -22,7 +22,7 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from crovia_spider import logfilters
+from crovia_spider import __version__, logfilters
 from crovia_spider.entries import entry_item
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
@@ -48,6 +48,18 @@ class FeedSpider(scrapy.Spider):
         self.feeds: list[FeedConfig] = []
         self.run: RunLog
         self.parser: ParserPool
+
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        """Derive USER_AGENT from CROVIA_USER_AGENT / CROVIA_CONTACT_URL as the run gives them.
+
+        settings.py can only see the environment; here `-s CROVIA_CONTACT_URL=...` counts too. At
+        spider priority, so `-s USER_AGENT=...` still wins over both.
+        """
+        super().update_settings(settings)
+        contact = settings.get("CROVIA_CONTACT_URL")
+        agent = settings.get("CROVIA_USER_AGENT") or f"crovia-spider/{__version__} (+{contact})"
+        settings.set("USER_AGENT", agent, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from scrapy.exceptions import CannotResolveHostError
 from scrapy.settings import Settings
 from twisted.python.failure import Failure
@@ -49,6 +50,26 @@ def test_requests_identify_the_project(tmp_path, feed_server):
     agents = {request.headers["user-agent"] for request in feed_server.requests}
     assert agents == {f"crovia-spider/{__version__} (+https://github.com/crovia/crovia-spider)"}
     assert feed_server.requests[0].path == "/robots.txt"
+
+
+@pytest.mark.parametrize(
+    ("args", "agent"),
+    [
+        (
+            ("-s", "CROVIA_CONTACT_URL=https://ops.example.org/crawler"),
+            f"crovia-spider/{__version__} (+https://ops.example.org/crawler)",
+        ),
+        (
+            ("-s", "CROVIA_USER_AGENT=ExampleBot/2 (+mailto:ops@example.org)"),
+            "ExampleBot/2 (+mailto:ops@example.org)",
+        ),
+        (("-s", "CROVIA_USER_AGENT=ExampleBot/2", "-s", "USER_AGENT=Explicit/1"), "Explicit/1"),
+    ],
+)
+def test_the_user_agent_follows_the_run_settings(tmp_path, feed_server, args, agent):
+    feeds = [{"vendor": "openai", "url": feed_server.url("openai_news_rss_prefix.xml")}]
+    assert run_crawl(tmp_path, feeds, *args).returncode == 0
+    assert {request.headers["user-agent"] for request in feed_server.requests} == {agent}
 
 
 def test_a_dns_failure_is_described_with_one_prefix():
