@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RUNS_FILE = "runs.jsonl"
-SEALS_FILE = "seals.jsonl"
+from ledger import jsonl
+from ledger.reader import RUNS_FILE, SEALS_FILE
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +40,8 @@ def records_since(path: Path, offset: int) -> list[dict[str, Any]]:
     A line still being written (no newline yet) or one that does not parse is left out and logged:
     the ledger's own recovery decides what becomes of it, the scheduler only reports.
     """
-    try:
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            tail = fh.read()
-    except FileNotFoundError:
-        return []
     records = []
-    for line in tail.split(b"\n")[:-1]:
+    for _offset, line in jsonl.iter_lines(path, offset):
         try:
             records.append(json.loads(line))
         except ValueError:
@@ -102,7 +96,8 @@ def _exit_text(exit_code: int) -> str:
 
 
 def _size(path: Path) -> int:
+    # Up to the last complete line: a torn tail is cut off by the next writer before it appends.
     try:
-        return path.stat().st_size
+        return jsonl.complete_size(path)
     except FileNotFoundError:
         return 0
