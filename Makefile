@@ -4,8 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-# Same defaults as crovia_spider/settings.py; each can be overridden from the environment.
-export CROVIA_LEDGER_DIR       ?= data/ledger
+# Same default as crovia_spider/options.py; the environment overrides it (make crawl creates it).
 export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 
 .PHONY: install crawl test demo lint bench clean

@@ -7,6 +7,7 @@ both use the second core.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ BENCHES = ("ledger_bench.py", "crawl_bench.py")
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     here = Path(__file__).resolve().parent
     failed = 0
     for name in BENCHES:

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ledger.keys import load_signing_key
+from ledger.keys import load_signing_key, public_key_hex
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_FEEDS = PROJECT_ROOT / "demo" / "feeds"
@@ -73,7 +73,7 @@ def main() -> int:
     print(f"1. serving {len(VENDORS)} sample feeds on http://127.0.0.1:{server.server_address[1]}/")
     run(str(BIN / "crovia"), "keygen", "--out", env["CROVIA_SIGNING_KEY_FILE"], env=env)
     signing_key = load_signing_key(Path(env["CROVIA_SIGNING_KEY_FILE"]))
-    pubkey = signing_key.verify_key.encode().hex()
+    pubkey = public_key_hex(signing_key)
     print(f"2. throwaway signing key {pubkey[:16]}... in {work / 'keys'}")
     run(str(BIN / "scrapy"), "crawl", "vendor_press", "-s", "DOWNLOAD_DELAY=0", env=env)
     stats = json.loads(run(str(BIN / "crovia"), "stats", "--json", env=env).stdout)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from crovia_spider import __version__
+
 # name -> (default, one line for README and --help)
 OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_FEEDS_FILE": ("config/feeds.toml", "feed list to crawl"),
@@ -33,6 +35,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "command starting scheduled crawls; empty: python -m scrapy",
     ),
 }
+
+
+def user_agent(agent: str, contact_url: str) -> str:
+    """CROVIA_USER_AGENT if set, else the project's own agent naming CROVIA_CONTACT_URL."""
+    return agent or f"crovia-spider/{__version__} (+{contact_url})"
 
 
 def env_default(name: str) -> str:

@@ -6,8 +6,7 @@ environment, which beats the default. Paths are relative to the project root.
 
 import os
 
-from crovia_spider import __version__
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, user_agent
 
 BOT_NAME = "crovia_spider"
 SPIDER_MODULES = ["crovia_spider.spiders"]
@@ -32,9 +31,7 @@ CROVIA_POLITE_DELAYS = env_default("CROVIA_POLITE_DELAYS")
 CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
-USER_AGENT = (
-    env_default("CROVIA_USER_AGENT") or f"crovia-spider/{__version__} (+{CROVIA_CONTACT_URL})"
-)
+USER_AGENT = user_agent(env_default("CROVIA_USER_AGENT"), CROVIA_CONTACT_URL)
 ROBOTSTXT_OBEY = True
 
 # Politeness: a few feeds per host, fetched hourly at most; no hurry. arXiv hosts get 1 request per
@@ -86,4 +83,3 @@ LOG_LEVEL = "INFO"
 # A cron job needs neither a telnet console nor a remote-control port.
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
-FEED_EXPORT_ENCODING = "utf-8"

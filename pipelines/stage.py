@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Self
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
@@ -25,8 +25,8 @@ class Stage:
     def run(self) -> RunLog:
         return self.crawler.spider.run
 
-    def drop(self, item: FeedEntryItem, reason: str, **kwargs: Any) -> DropItem:
+    def drop(self, item: FeedEntryItem, reason: str) -> DropItem:
         """Count `item` as dropped for `reason` (run record, stats); return a DropItem."""
         self.run.drop(item.vendor, reason)
         self.crawler.stats.inc_value(f"crovia/dropped/{reason}")
-        return DropItem(f"{reason}: {item.link or item.guid or item.title!r}", **kwargs)
+        return DropItem(f"{reason}: {item.link or item.guid or item.title!r}")

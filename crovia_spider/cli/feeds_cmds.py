@@ -10,9 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
+from crovia_spider.cli import EXIT_OK
 from crovia_spider.options import env_default
-
-EXIT_OK = 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

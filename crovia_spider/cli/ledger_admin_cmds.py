@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import (
-    EXIT_OK,
     json_flag,
     ledger_dir,
     positive_int,

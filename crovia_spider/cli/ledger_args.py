@@ -11,9 +11,6 @@ from pathlib import Path
 
 from crovia_spider.options import env_default
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-
 
 def ledger_dir(parser: argparse.ArgumentParser) -> None:
     """Add --ledger-dir, defaulting to $CROVIA_LEDGER_DIR."""

@@ -11,9 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from crovia_spider.cli import EXIT_CHECK_FAILED, EXIT_OK
 from crovia_spider.cli.ledger_args import (
-    EXIT_CHECK_FAILED,
-    EXIT_OK,
     json_flag,
     ledger_dir,
     print_json,

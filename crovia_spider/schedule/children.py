@@ -19,7 +19,7 @@ from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default
 from crovia_spider.schedule.config import Job
 
-# Not in options.py yet: a different crawl entry point (another venv, a wrapper, a test's stand-in).
+# A different crawl entry point (another venv, a wrapper, a test's stand-in); see options.py.
 CRAWL_COMMAND_SETTING = "CROVIA_SCRAPY_COMMAND"
 
 log = logging.getLogger(__name__)

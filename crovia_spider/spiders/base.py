@@ -22,12 +22,13 @@ import scrapy
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from crovia_spider import __version__, logfilters
+from crovia_spider import logfilters
 from crovia_spider.entries import entry_item
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.feedstate import conditional_headers, load_state
 from crovia_spider.items import FeedEntryItem
+from crovia_spider.options import user_agent
 from crovia_spider.parsepool import ParserPool
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
@@ -57,8 +58,7 @@ class FeedSpider(scrapy.Spider):
         spider priority, so `-s USER_AGENT=...` still wins over both.
         """
         super().update_settings(settings)
-        contact = settings.get("CROVIA_CONTACT_URL")
-        agent = settings.get("CROVIA_USER_AGENT") or f"crovia-spider/{__version__} (+{contact})"
+        agent = user_agent(settings.get("CROVIA_USER_AGENT"), settings.get("CROVIA_CONTACT_URL"))
         settings.set("USER_AGENT", agent, priority="spider")
 
     @classmethod
