@@ -23,24 +23,23 @@ import orjson
 
 from ledger import jsonl, merkle
 from ledger.canonical import check_signable, encode_checked
-from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
+from ledger.envelope import axiom_id_of
 from ledger.exceptions import (
     AxiomIdMismatch,
     CanonicalizationError,
-    KeyIdMismatch,
     LedgerNotFound,
     LineInvalid,
     RootMismatch,
     SealInvalid,
     SealSignatureInvalid,
-    SignatureInvalid,
     UntrustedKey,
+    VerificationError,
 )
-from ledger.keys import key_id, parse_pin
+from ledger.keys import parse_pin
 from ledger.reader import LEDGER_FILE, SEALS_FILE
 from ledger.receipt import SECTION_KEYS
-from ledger.seal import seal_signed_bytes
 from ledger.tree import MemoryFrontier
+from ledger.verify import check_envelope_signature, check_seal_signature
 
 BATCH_LINES = 256
 
@@ -127,16 +126,16 @@ def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None)
 def _check_signature(
     envelope: dict[str, Any], leaf_index: int, key: nacl.signing.VerifyKey
 ) -> None:
-    claimed = envelope.get("signature")
+    _located(f"leaf {leaf_index}", lambda: check_envelope_signature(envelope, key))
+
+
+def _located(where: str, check: Callable[[], object]) -> None:
+    """Run one of the verifier's checks; on failure, the same error prefixed with `where`."""
     try:
-        if not isinstance(claimed, str) or not claimed.startswith(SIGNATURE_PREFIX):
-            raise ValueError("no ed25519: prefix")
-        key.verify(signed_bytes(envelope), bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
-    except (ValueError, nacl.exceptions.BadSignatureError):
-        raise SignatureInvalid(
-            f"leaf {leaf_index}: envelope signature does not verify",
-            expected="valid ed25519 signature",
-            computed=claimed,
+        check()
+    except VerificationError as exc:
+        raise type(exc)(
+            f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
         ) from None
 
 
@@ -207,18 +206,12 @@ class _SealChecker:
         public = seal["public_key_hex"]
         try:
             key = nacl.signing.VerifyKey(bytes.fromhex(public))
-            key.verify(seal_signed_bytes(seal), bytes.fromhex(seal["signature"]))
-        except (ValueError, nacl.exceptions.BadSignatureError):
+        except ValueError:
             raise SealSignatureInvalid(
-                f"seals.jsonl line {number}: signature does not verify",
-                computed=seal["signature"],
+                f"seals.jsonl line {number}: public_key_hex is not an ed25519 key",
+                computed=public,
             ) from None
-        if seal["key_id"] != key_id(bytes.fromhex(public)):
-            raise KeyIdMismatch(
-                f"seals.jsonl line {number}: key_id",
-                expected=seal["key_id"],
-                computed=key_id(bytes.fromhex(public)),
-            )
+        _located(f"seals.jsonl line {number}", lambda: check_seal_signature(seal, key))
 
     def _check_key(self, number: int, seal: dict[str, Any]) -> None:
         public = seal["public_key_hex"]

@@ -72,11 +72,11 @@ def verify_receipt(
     checks = [
         _check_axiom_id(receipt),
         _check_verifier_url(receipt),
-        _check_envelope_signature(envelope, verify_key),
+        check_envelope_signature(envelope, verify_key),
         _check_leaf_hash(receipt),
         _check_path(receipt),
         _check_anchor(receipt),
-        _check_seal(seal, verify_key),
+        check_seal_signature(seal, verify_key),
         _check_trust_root(receipt),
     ]
     pinned = _check_pinned(seal, pubkey_hex, key_id)
@@ -140,7 +140,11 @@ def _check_anchor(receipt: Mapping[str, Any]) -> str:
     return "anchor"
 
 
-def _check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+def check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+    """The envelope's `ed25519:<128 hex>` signature verifies under `key`; else SignatureInvalid.
+
+    Shared with `crovia audit`, so a receipt and a ledger line pass the same rule.
+    """
     claimed = envelope.get("signature")
     if (
         not isinstance(claimed, str)
@@ -218,7 +222,10 @@ def _path_steps(path: object, index: int, height: int) -> list[tuple[bytes, str]
     return steps
 
 
-def _check_seal(seal: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+def check_seal_signature(seal: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+    """The seal's algorithm, hex signature and key_id hold under `key`; else SealSignatureInvalid
+    or KeyIdMismatch. Shared with `crovia audit`.
+    """
     if seal["sig_algorithm"] != SIG_ALGORITHM or not _HEX128.fullmatch(seal["signature"]):
         raise SealSignatureInvalid(
             "seal signature is not ed25519 hex",

@@ -11,7 +11,8 @@ import pytest
 
 from crovia_spider.cli import main
 from ledger.audit import audit
-from ledger.exceptions import RootMismatch, SealInvalid, UntrustedKey
+from ledger.canonical import canonical_json
+from ledger.exceptions import RootMismatch, SealInvalid, SignatureInvalid, UntrustedKey
 from ledger.store import Ledger
 from tests.vectors.make_vectors import sample_envelope
 
@@ -133,3 +134,16 @@ def test_a_malformed_seal_line_is_named(sealed: Path, line: bytes, reason: str) 
         out.write(line + b"\n")
     with pytest.raises(SealInvalid, match=rf"seals\.jsonl line 3 .*{reason}"):
         audit(sealed)
+
+
+def test_audit_holds_a_signature_to_the_verifiers_format(ledger_dir: Path, key) -> None:
+    """Upper-case signature hex still verifies as bytes, but a receipt with it fails `verify`:
+    audit shares the verifier's check, so a ledger line must pass the same rule."""
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(0)])
+    path = ledger_dir / "axiom_ledger.jsonl"
+    envelope = json.loads(path.read_bytes())
+    envelope["signature"] = "ed25519:" + envelope["signature"].removeprefix("ed25519:").upper()
+    path.write_bytes(canonical_json(envelope) + b"\n")
+    with pytest.raises(SignatureInvalid, match=r"leaf 0: envelope\.signature is not"):
+        audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex())
