@@ -10,14 +10,11 @@ per-pair ratios full/peer is printed (goal: <= 1.3). Usage: python bench/crawl_b
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -25,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
+from crovia_spider.demo import serve  # noqa: E402
 from ledger.keys import generate_signing_key  # noqa: E402
 
 FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
@@ -64,19 +62,6 @@ def write_feeds(directory: Path, items: int, feeds: int) -> list[str]:
         names.append(f"feed{f}.xml")
         (directory / names[-1]).write_text(body, encoding="utf-8")
     return names
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def serve(directory: Path) -> http.server.ThreadingHTTPServer:
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(directory))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from ledger.keys import load_signing_key, public_key_hex
+from ledger.store import Ledger
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_FEEDS = PROJECT_ROOT / "demo" / "feeds"
@@ -80,8 +81,8 @@ def main() -> int:
     print(
         f"3. crawled into {work / 'ledger'}: {stats['leaves']} envelopes, {stats['seals']} seal(s)"
     )
-    first = (work / "ledger" / "axiom_ledger.jsonl").open(encoding="utf-8").readline()
-    envelope = json.loads(first)
+    with Ledger.open(work / "ledger") as ledger:
+        envelope = ledger.envelope(0)
     receipt = run(str(BIN / "crovia"), "prove", envelope["axiom_id"], env=env).stdout
     receipt_path = work / "receipt.json"
     receipt_path.write_text(receipt, encoding="utf-8")

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ledger.jsonl import fsync_dir
+
 STATE_FILE = "feeds_state.json"
 # Validators vouch that every item of the feed was accounted for under the identity rule of their
 # crawl (pipelines/fingerprint.py). Those stored under an older rule are not sent: rule 1 (unmarked)
@@ -47,11 +49,7 @@ def save_state(ledger_dir: Path | str, state: dict[str, dict[str, Any]]) -> None
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    fsync_dir(path.parent)
 
 
 def conditional_headers(entry: dict[str, Any] | None) -> dict[str, str]:

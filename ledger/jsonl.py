@@ -102,3 +102,12 @@ def last_line(path: Path) -> dict[str, Any] | None:
             if len(lines) >= 2 or start == 0:
                 return orjson.loads(lines[-1]) if lines else None
             window *= 4
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a file created, renamed or removed in `directory` durable (fsync of the directory)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

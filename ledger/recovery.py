@@ -18,8 +18,8 @@ import orjson
 from ledger import merkle
 from ledger.exceptions import IndexCorrupt
 from ledger.index import LeafRow, LedgerIndex, row_for
+from ledger.jsonl import fsync_dir, last_line_end
 from ledger.jsonl import iter_lines as jsonl_lines
-from ledger.jsonl import last_line_end
 from ledger.tree import FileNodeStore
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def quarantine_torn_tail(path: Path, quarantine_dir: Path) -> int:
             out.write(tail)
             out.flush()
             os.fsync(out.fileno())
-        _fsync_dir(quarantine_dir)
+        fsync_dir(quarantine_dir)
         ledger_file.truncate(start)
         ledger_file.flush()
         os.fsync(ledger_file.fileno())
@@ -143,11 +143,3 @@ def _parse(line: bytes, leaf_index: int, jsonl: Path) -> dict:
     if not isinstance(envelope, dict):
         raise IndexCorrupt(f"{jsonl} line {leaf_index} is not an envelope; run `crovia audit`")
     return envelope
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
