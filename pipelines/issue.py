@@ -160,13 +160,14 @@ class IssuePipeline(Stage):
         except (LedgerError, OSError) as exc:
             self._fail(f"final seal failed: {exc}")
         outcome = "failed" if self.failed else reason
-        writer.append_run(run.record(utc_now_micro(), outcome))
+        record = run.record(utc_now_micro(), outcome)
+        writer.append_run(record)
         if not self.failed:
             updated_state(writer.directory, run)
-        log_summary(run, outcome)
+        log_summary(run, record)
 
 
-def log_summary(run: RunLog, outcome: str) -> None:
+def log_summary(run: RunLog, record: dict[str, Any]) -> None:
     """One line per feed and one for the run, at the end of every crawl."""
     for feed in run.feeds.values():
         state = feed.error or ("304 not modified" if feed.not_modified else f"HTTP {feed.status}")
@@ -177,9 +178,9 @@ def log_summary(run: RunLog, outcome: str) -> None:
             feed.dropped, problem,
         )  # fmt: skip
     failed = sum(1 for f in run.feeds.values() if not f.fetched)
-    totals = run.record("", outcome)["totals"]
+    totals = record["totals"]
     logger.info(
         "run %s %s: %d feeds (%d failed), %d new, %d updated, %d duplicate, %d dropped",
-        run.run_id, outcome, len(run.feeds), failed, totals["new"], totals["updated"],
+        run.run_id, record["outcome"], len(run.feeds), failed, totals["new"], totals["updated"],
         totals["duplicate"], totals["dropped"],
     )  # fmt: skip

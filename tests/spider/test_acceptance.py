@@ -146,3 +146,13 @@ def test_run_record_counts_add_up(crawled):
         assert len(feed["sha256"]) == 64 and feed["bytes"] == len(
             (FEEDS / SAMPLES[feed["vendor"]]).read_bytes()
         )
+
+
+def test_the_closing_summary_states_the_run_records_totals(crawled):
+    tmp, first, *_ = crawled
+    record = run_records(tmp)[0]
+    totals = record["totals"]
+    assert (
+        f"run {record['run_id']} finished: {len(SAMPLES)} feeds (0 failed), {totals['new']} new,"
+        f" 0 updated, {totals['duplicate']} duplicate, {totals['dropped']} dropped"
+    ) in first.stderr
