@@ -1,4 +1,8 @@
-"""Errors of the Scrapy side and the CLI (the ledger has its own root, LedgerError)."""
+"""Errors of the Scrapy side and the CLI (the ledger has its own root, LedgerError).
+
+Every reason a crawl is refused before it fetches anything lives here, so the spider, the log
+filters and the pipelines share one definition.
+"""
 
 
 class CroviaError(Exception):
@@ -7,3 +11,7 @@ class CroviaError(Exception):
 
 class ConfigError(CroviaError):
     """A config file or setting is invalid; the message names the file, the entry and the fault."""
+
+
+class CrawlRefused(CroviaError):
+    """The crawl must not start: no signing key, or another writer holds the ledger lock."""

@@ -17,8 +17,7 @@ import logging
 from scrapy.exceptions import CannotResolveHostError
 from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 
-from crovia_spider.exceptions import ConfigError
-from pipelines.exceptions import CrawlRefused
+from crovia_spider.exceptions import ConfigError, CrawlRefused
 
 ROBOTS_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
 NETWORK_ERRORS = (CannotResolveHostError, DNSLookupError, ConnectError, TimeoutError)

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds import load_feeds
+from crovia_spider.feeds_config import load_feeds
 
 
 @dataclass

@@ -65,7 +65,7 @@ DOWNLOADER_MIDDLEWARES = {
 }
 
 # Conditional GET is done by the spider from validators stored once items are durable
-# (crovia_spider/feedstate.py), so Scrapy's HTTP cache stays off (its default).
+# (crovia_spider/feed_state.py), so Scrapy's HTTP cache stays off (its default).
 
 # Order matters: each stage needs the one before it (docs/design.md, step 3). The record must exist
 # before it is fingerprinted; dedupe needs the fingerprint and identity; classification runs only

@@ -14,7 +14,7 @@ from scrapy.settings import BaseSettings
 from scrapy.spiderloader import SpiderLoader
 
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds import load_feeds
+from crovia_spider.feeds_config import load_feeds
 from crovia_spider.spiders.base import FeedSpider
 
 logger = logging.getLogger(__name__)

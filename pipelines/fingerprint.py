@@ -23,7 +23,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from crovia_spider.arxiv import abs_url
+from crovia_spider.feed.arxiv import abs_url
 from crovia_spider.items import FeedEntryItem
 from ledger.canonical import canonical_json
 from pipelines.stage import Stage

@@ -4,7 +4,7 @@ Envelopes go to `Ledger.issue()` CROVIA_ISSUE_BATCH at a time on the ledger's wr
 fsync per batch); an item counts as `new`/`updated` only once its batch has returned, i.e. is
 durable. The ledger seals every CROVIA_SEAL_EVERY leaves by itself; when the spider closes, this
 stage flushes the last batch, seals once more (so every crawl ends sealed), appends the run record
-to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feedstate.py). It all
+to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feed_state.py). It all
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
@@ -22,13 +22,13 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from crovia_spider.exceptions import CrawlRefused
+from crovia_spider.feed_state import updated_state
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import RunLog, utc_now_micro
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.store import Ledger
-from pipelines.exceptions import CrawlRefused
-from pipelines.feed_state import updated_state
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
 

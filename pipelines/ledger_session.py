@@ -26,13 +26,13 @@ from typing import Any, NamedTuple, TypeVar
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked
 from ledger.index import IndexEntry
 from ledger.keys import load_signing_key
 from ledger.store import Ledger
-from pipelines.exceptions import CrawlRefused
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from crovia_spider import __version__
+from crovia_spider.feed.plaintext import excerpt
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.plaintext import excerpt
 from pipelines.stage import Stage
 
 ENVELOPE_TARGET = "AX.OBS"

@@ -51,8 +51,8 @@ def _feeds_file(parser: argparse.ArgumentParser) -> None:
 
 
 def list_feeds(args: argparse.Namespace) -> int:
-    from crovia_spider.feeds import load_feeds
-    from crovia_spider.feedstate import load_state
+    from crovia_spider.feed_state import load_state
+    from crovia_spider.feeds_config import load_feeds
 
     state = load_state(args.ledger_dir)
     rows = []

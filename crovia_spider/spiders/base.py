@@ -23,13 +23,13 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from crovia_spider import logfilters
-from crovia_spider.entries import entry_item
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds import FeedConfig, feeds_for_spider, load_feeds
-from crovia_spider.feedstate import conditional_headers, load_state
+from crovia_spider.feed.entries import entry_item
+from crovia_spider.feed.parsepool import ParserPool
+from crovia_spider.feed_state import conditional_headers, load_state
+from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import user_agent
-from crovia_spider.parsepool import ParserPool
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 

@@ -6,10 +6,10 @@ import feedparser
 import pytest
 
 from crovia_spider import __version__
-from crovia_spider.entries import entry_item
-from crovia_spider.feeds import FeedConfig
+from crovia_spider.feed.entries import entry_item
+from crovia_spider.feed.plaintext import excerpt, html_to_text
+from crovia_spider.feeds_config import FeedConfig
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.plaintext import excerpt, html_to_text
 from ledger.envelope import RECORD_FIELDS
 from pipelines.normalize import NormalizePipeline
 from tests.conftest import FEEDS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import feedparser
 import pytest
 
-from crovia_spider.arxiv import arxiv_meta
+from crovia_spider.feed.arxiv import arxiv_meta
 from tests.conftest import FEEDS
 
 

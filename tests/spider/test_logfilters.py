@@ -7,9 +7,8 @@ import sys
 
 from scrapy.exceptions import CannotResolveHostError
 
-from crovia_spider.exceptions import ConfigError
+from crovia_spider.exceptions import ConfigError, CrawlRefused
 from crovia_spider.logfilters import FILTERS, AlreadyReportedFilter, NetworkFailureFilter, install
-from pipelines.exceptions import CrawlRefused
 from tests.crawl import run_crawl
 
 

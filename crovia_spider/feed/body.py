@@ -22,7 +22,7 @@ from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
-from crovia_spider.prolog import declares_entities, declares_entities_anywhere
+from crovia_spider.feed.prolog import declares_entities, declares_entities_anywhere
 
 DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
 # expat's messages for trouble with entities: the loose parser's text would hold `&name;` garbage.

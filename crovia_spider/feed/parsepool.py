@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
-from crovia_spider.feedbody import ParsedFeed, parse_body
+from crovia_spider.feed.body import ParsedFeed, parse_body
 
 logger = logging.getLogger(__name__)
 _PARENT_POLL_SECONDS = 1.0

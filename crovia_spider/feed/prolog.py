@@ -6,7 +6,7 @@ processing instructions and the DOCTYPE with its internal subset. All of it is r
 inside a comment or a quoted literal is not taken for the root element. ASCII-compatible encodings
 are read as bytes; UTF-16 and UTF-32 (told by their byte-order mark or by the zero bytes around the
 first `<`, as XML's Appendix F does) are decoded first. A body in another encoding (EBCDIC) is not
-read here: expat's own entity errors refuse it later (crovia_spider/feedbody.py).
+read here: expat's own entity errors refuse it later (crovia_spider/feed/body.py).
 """
 
 from __future__ import annotations

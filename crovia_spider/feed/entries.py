@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from crovia_spider.arxiv import arxiv_meta
-from crovia_spider.feeds import FeedConfig
+from crovia_spider.feed.arxiv import arxiv_meta
+from crovia_spider.feed.plaintext import html_to_text
+from crovia_spider.feeds_config import FeedConfig
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.plaintext import html_to_text
 
 
 def entry_item(

@@ -1,5 +1,8 @@
 """Per-feed state kept between crawls: HTTP validators for conditional GET and the last outcome.
 
+The spider reads it (`conditional_headers`); the issue stage merges each run into it
+(`updated_state`) only after the run is durable.
+
 Lives in `<ledger dir>/feeds_state.json`, replaced atomically (write, fsync, rename). The issue
 stage writes it only after the crawl's last batch is durably in the ledger, and stores a feed's ETag
 and Last-Modified only if that feed was fetched whole and every one of its items reached the ledger:
@@ -15,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from crovia_spider.runlog import FeedOutcome, RunLog
 from ledger.jsonl import fsync_dir
 
 STATE_FILE = "feeds_state.json"
@@ -63,3 +67,39 @@ def conditional_headers(entry: dict[str, Any] | None) -> dict[str, str]:
     if entry.get("last_modified"):
         headers["If-Modified-Since"] = entry["last_modified"]
     return headers
+
+
+def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
+    """Merge `run` into the state file of `ledger_dir` and write it atomically; return the state."""
+    state = load_state(ledger_dir)
+    for feed in run.feeds.values():
+        entry = dict(state.get(feed.url, {}))
+        if _complete(feed) and not feed.not_modified:
+            entry["etag"], entry["last_modified"] = feed.etag, feed.last_modified
+            entry["identity_rule"] = IDENTITY_RULE
+        entry["vendor"] = feed.vendor
+        entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
+        state[feed.url] = entry
+    save_state(ledger_dir, state)
+    return state
+
+
+def _complete(feed: FeedOutcome) -> bool:
+    accounted = feed.new + feed.updated + feed.duplicate + feed.dropped
+    truncated = feed.drop_reasons.get("truncated document", 0)
+    return feed.fetched and feed.status == 200 and not truncated and accounted == feed.items_seen
+
+
+def _summary(feed: FeedOutcome) -> dict[str, Any]:
+    keys = (
+        "status",
+        "error",
+        "parse_error",
+        "not_modified",
+        "items_seen",
+        "new",
+        "updated",
+        "duplicate",
+        "dropped",
+    )
+    return {key: getattr(feed, key) for key in keys}
