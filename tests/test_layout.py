@@ -42,15 +42,20 @@ def test_crovia_spider_never_imports_pipelines():
     [
         "import ledger",
         "import ledger.verify, ledger.audit, ledger.store, ledger.receipt",
-        "from crovia_spider.cli import main; import sys; sys.argv = ['crovia', 'verify', '--help']\n"
+        "import sys\nfrom crovia_spider.cli import main\n"
+        "sys.argv = ['crovia', 'verify', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass",
     ],
 )
 def test_loading_the_verifier_loads_no_crawler(code):
     probe = code + "\nimport sys\nprint(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip().splitlines()[-1]
+    out = (
+        subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     loaded = set(out.split(","))
     assert not loaded & {"scrapy", "twisted", "pipelines"}, loaded
     if "crovia_spider" not in code:
