@@ -1,6 +1,6 @@
 """Canonical JSON: the one byte encoding that ids, signatures and leaf hashes are computed over.
 
-FORMAT.md's rule is the stdlib call in `canonical_json_stdlib`. `canonical_json` produces the same
+docs/format.md's rule is the stdlib call in `canonical_json_stdlib`. `canonical_json` produces the same
 bytes with orjson (much faster); the two agree on str, int (64-bit), bool, None, list and dict,
 which is all a signed structure may hold, so both refuse floats and out-of-range ints
 (tests/ledger/test_canonical.py holds them equal).
@@ -39,7 +39,7 @@ def encode_checked(obj: Any) -> bytes:
 
 
 def canonical_json_stdlib(obj: Any) -> bytes:
-    """FORMAT.md's reference rule, with the stdlib. Slow; the tests compare it with
+    """docs/format.md's reference rule, with the stdlib. Slow; the tests compare it with
     `canonical_json`.
     """
     check_signable(obj)

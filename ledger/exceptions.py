@@ -19,7 +19,7 @@ class CanonicalizationError(LedgerError):
 
 
 class InvalidRecord(LedgerError):
-    """A spider_record or envelope argument does not have the shape FORMAT.md requires."""
+    """A spider_record or envelope argument does not have the shape docs/format.md requires."""
 
 
 class KeyFileError(LedgerError):

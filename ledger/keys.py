@@ -22,7 +22,7 @@ _KEY_ID = re.compile(r"[0-9a-fA-F]{16}")
 
 
 def key_id(verify_key_bytes: bytes) -> str:
-    """First 16 hex characters of sha256 of the raw 32-byte ed25519 public key (FORMAT.md)."""
+    """First 16 hex characters of sha256 of the raw 32-byte ed25519 public key (docs/format.md)."""
     return hashlib.sha256(bytes(verify_key_bytes)).hexdigest()[:16]
 
 

@@ -1,4 +1,4 @@
-"""The duplicate_last Merkle tree of FORMAT.md: hashing, roots and inclusion paths.
+"""The duplicate_last Merkle tree of docs/format.md: hashing, roots and inclusion paths.
 
 Only COMPLETE nodes (the root of 2**k consecutive leaves, all present) are ever stored: they never
 change as the ledger grows. Nodes on the right edge of a tree of n leaves are incomplete; they are

@@ -140,7 +140,7 @@ class Ledger(LedgerReader):
     def append_run(self, record: Mapping[str, Any]) -> None:
         """Append one run record to runs.jsonl, durably (fsync before returning).
 
-        Encoded with FORMAT.md's canonical rule through the stdlib, so unsigned run statistics may
+        Encoded with docs/format.md's canonical rule through the stdlib, so unsigned run statistics may
         hold floats; raises ValueError for NaN or infinity, TypeError for values JSON cannot hold.
         """
         self._require_lock()

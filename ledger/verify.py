@@ -1,4 +1,4 @@
-"""The offline verifier of receipts (FORMAT.md "What a verifier checks").
+"""The offline verifier of receipts (docs/format.md "What a verifier checks").
 
 Each failed check raises its own VerificationError subclass carrying `check`, `expected` and
 `computed`; success returns a Verdict. Nothing here reads the ledger: a receipt and, ideally, a

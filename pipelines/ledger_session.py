@@ -10,7 +10,7 @@ no key, or a ledger locked by another crawl, refuses the crawl (CrawlRefused) wi
 Envelopes the issue stage has built but not yet handed to the writer are *held* here, so a lookup
 sees them too: an item met twice in one run chains to the envelope of its first sighting even while
 that one still waits in the issue stage's batch. Its axiom_id is computed from the unsigned
-envelope (FORMAT.md: it covers neither signature nor anchors), only when it is asked for.
+envelope (docs/format.md: it covers neither signature nor anchors), only when it is asked for.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 1, normalise: the item becomes a `spider_record`, the 17 fields of FORMAT.md.
+"""Stage 1, normalise: the item becomes a `spider_record`, the 17 fields of docs/format.md.
 
 `summary_excerpt` is the description as plain text cut to 1,000 characters; when that has no text
 (an empty or markup-only description: changelog feeds put everything in content:encoded), the

@@ -1,4 +1,4 @@
-"""An independent verifier of `crovia.axiom_proof.v1` receipts, written from FORMAT.md alone.
+"""An independent verifier of `crovia.axiom_proof.v1` receipts, written from docs/format.md alone.
 
 A test oracle: it shares no code with `ledger/`, so a misreading of the format there cannot hide
 in both. `OracleReject.check` names the failed check: shape, canonicalization, proof_params,
@@ -69,7 +69,7 @@ class OracleReject(Exception):
 
 
 def canonical_json(value: Any) -> bytes:
-    """FORMAT.md's canonical JSON; raises ValueError on NaN or infinity."""
+    """docs/format.md's canonical JSON; raises ValueError on NaN or infinity."""
     text = json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
@@ -89,7 +89,7 @@ def load_receipt(raw: bytes) -> dict[str, Any]:
 
 
 def check_receipt(receipt: dict[str, Any], pubkey_hex: str | None = None) -> None:
-    """Run every check of FORMAT.md; raises OracleReject on the first failure.
+    """Run every check of docs/format.md; raises OracleReject on the first failure.
 
     `pubkey_hex` pins the signer; without it the receipt is only shown self-consistent (logged).
     """

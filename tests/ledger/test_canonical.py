@@ -1,4 +1,4 @@
-"""canonical_json (orjson) equals FORMAT.md's stdlib rule byte for byte on all we sign."""
+"""canonical_json (orjson) equals docs/format.md's stdlib rule byte for byte on all we sign."""
 
 from __future__ import annotations
 
