@@ -1,8 +1,8 @@
 """Canonical JSON: the one byte encoding that ids, signatures and leaf hashes are computed over.
 
-docs/format.md's rule is the stdlib call in `canonical_json_stdlib`. `canonical_json` produces the same
-bytes with orjson (much faster); the two agree on str, int (64-bit), bool, None, list and dict,
-which is all a signed structure may hold, so both refuse floats and out-of-range ints
+The rule of docs/format.md is the stdlib call in `canonical_json_stdlib`. `canonical_json` gives
+the same bytes with orjson (much faster); the two agree on str, int (64-bit), bool, None, list and
+dict, which is all a signed structure may hold, so both refuse floats and out-of-range ints
 (tests/ledger/test_canonical.py holds them equal).
 """
 

@@ -1,4 +1,4 @@
-"""AX.OBS envelopes: built from a 17-field spider_record, identified, signed (docs/format.md "Envelope").
+"""AX.OBS envelopes: built from a 17-field spider_record, identified, signed (docs/format.md).
 
 `axiom_id` covers the envelope minus {signature, axiom_id, anchors}, so it does not depend on where
 the envelope lands; the signature covers the envelope minus {signature, axiom_id}, anchors included.

@@ -140,8 +140,9 @@ class Ledger(LedgerReader):
     def append_run(self, record: Mapping[str, Any]) -> None:
         """Append one run record to runs.jsonl, durably (fsync before returning).
 
-        Encoded with docs/format.md's canonical rule through the stdlib, so unsigned run statistics may
-        hold floats; raises ValueError for NaN or infinity, TypeError for values JSON cannot hold.
+        Encoded with the canonical rule of docs/format.md through the stdlib, so unsigned run
+        statistics may hold floats; raises ValueError for NaN or infinity, TypeError for values
+        JSON cannot hold.
         """
         self._require_lock()
         text = json.dumps(

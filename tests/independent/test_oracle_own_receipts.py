@@ -1,8 +1,8 @@
 """Receipts of our own ledgers pass the independent oracle, as the bytes `crovia prove` writes.
 
-The oracle (oracle.py) was written from docs/format.md without reading ledger/, so agreement here is the
-acceptance check "verify with an independent implementation". Older receipts must stay valid after
-later seals, so every leaf is proven against two seal generations.
+The oracle (oracle.py) was written from docs/format.md without reading ledger/, so agreement here
+is the acceptance check "verify with an independent implementation". Older receipts must stay
+valid after later seals, so every leaf is proven against two seal generations.
 """
 
 from __future__ import annotations
