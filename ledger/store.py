@@ -71,7 +71,8 @@ class Ledger(LedgerReader):
         The writer creates the directory, takes the lock (raises LedgerLocked after `lock_timeout`
         seconds) and runs crash recovery. A reader raises LedgerNotFound when there is no ledger.
         `writer=True` without a key opens for maintenance (`rebuild_index`): locked, but cannot
-        sign. `log_origin` names the log in its checkpoints (default `crovia.local/<key_id>`).
+        sign. `log_origin` names the log in its checkpoints (default: the origin of the checkpoints
+        already stored, else `crovia.local/<key_id>`); LogOriginChanged if it differs from theirs.
         """
         ledger = cls(Path(directory).absolute(), signing_key)
         ledger._seal_every = seal_every
@@ -193,8 +194,9 @@ class Ledger(LedgerReader):
     def _checkpoint(self, key: nacl.signing.SigningKey) -> None:
         """Sign the newest seal's checkpoint unless stored: a crash between the two is repaired."""
         if self._last_seal is not None and "rfc6962_root" in self._last_seal:
-            origin = log_origin(self._origin, bytes(key.verify_key))
-            CheckpointStore(self.directory).ensure(self._last_seal, note_signer(key, origin))
+            store = CheckpointStore(self.directory)  # unset, the origin stays the log's own
+            origin = log_origin(self._origin or store.origin(), bytes(key.verify_key))
+            store.ensure(self._last_seal, note_signer(key, origin))
 
     def _appender_for(self, key: nacl.signing.SigningKey) -> BatchAppender:
         if self._appender is None:
