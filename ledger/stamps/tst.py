@@ -1,0 +1,219 @@
+"""Checking an RFC 3161 TimeStampToken offline: imprint, CMS signature, ESS binding, EKU, chain.
+
+The token (DER ContentInfo) is parsed with pyasn1-modules' CMS and TSP structures; signatures are
+checked with `cryptography`; the chain to pinned roots is checked by rfc3161-client (OpenSSL's
+PKCS7_verify at the token's genTime). Every refusal raises Rfc3161Invalid naming what differed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import rfc3161_client
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from pyasn1.codec.der import decoder, encoder
+from pyasn1.error import PyAsn1Error
+from pyasn1_modules import rfc2634, rfc3161, rfc5035, rfc5652
+
+from ledger.exceptions import LedgerError, Rfc3161Invalid
+from ledger.stamps import signature as sig
+
+ID_CT_TSTINFO = rfc3161.id_ct_TSTInfo
+ID_SIGNED_DATA = rfc5652.id_signedData
+SHA256_OID = "2.16.840.1.101.3.4.2.1"
+
+
+@dataclass(frozen=True)
+class TokenFacts:
+    """A token that passed: its genTime (ISO 8601, Z), the TSA certificate's subject, whether it
+    chains to a pinned root, and its nonce (None when the token has none).
+    """
+
+    gen_time: str
+    tsa_subject: str
+    pinned: bool
+    nonce: int | None
+
+
+def load_roots(paths: Sequence[Path]) -> list[x509.Certificate]:
+    """The PEM certificates in `paths` (each file may hold several). Raises LedgerError (usage)."""
+    roots: list[x509.Certificate] = []
+    for path in paths:
+        try:
+            roots += x509.load_pem_x509_certificates(Path(path).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise LedgerError(f"cannot read trusted TSA root {path}: {exc}") from None
+    return roots
+
+
+def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = ()) -> TokenFacts:
+    """Check that `token` timestamps sha256(`data`), signed by the certificate it carries (with a
+    critical timeStamping EKU, bound by ESS signingCertificate(V2)); with `roots`, that this
+    certificate chains to one of them. Returns TokenFacts; raises Rfc3161Invalid.
+    """
+    signed, tst_der, tst = _parse(token)
+    _check_imprint(tst, data)
+    info = _only_signer(signed)
+    cert_der, cert = _signer_cert(signed, info)
+    _check_signed_attrs(info, tst_der, cert_der)
+    sig.verify_signer(info, cert, encoder.encode(_attrs_as_set(info)))
+    _check_eku(cert)
+    if roots:
+        _check_chain(token, data, roots)
+    nonce = tst["nonce"]
+    return TokenFacts(
+        gen_time=_iso(tst["genTime"].asDateTime),
+        tsa_subject=cert.subject.rfc4514_string(),
+        pinned=bool(roots),
+        nonce=int(nonce) if nonce.isValue else None,
+    )
+
+
+def _parse(token: bytes) -> tuple[rfc5652.SignedData, bytes, rfc3161.TSTInfo]:
+    try:
+        info, rest = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
+        if rest or info["contentType"] != ID_SIGNED_DATA:
+            raise Rfc3161Invalid("the token is not one CMS SignedData", computed=len(rest))
+        signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
+        encap = signed["encapContentInfo"]
+        if encap["eContentType"] != ID_CT_TSTINFO:
+            raise Rfc3161Invalid(
+                "the token's content is not a TSTInfo",
+                expected=str(ID_CT_TSTINFO),
+                computed=str(encap["eContentType"]),
+            )
+        tst_der = bytes(encap["eContent"])
+        tst, rest = decoder.decode(tst_der, asn1Spec=rfc3161.TSTInfo())
+    except PyAsn1Error as exc:
+        raise Rfc3161Invalid(f"the token is not DER CMS: {exc}") from None
+    if rest:
+        raise Rfc3161Invalid("bytes after the TSTInfo", computed=len(rest))
+    return signed, tst_der, tst
+
+
+def _check_imprint(tst: rfc3161.TSTInfo, data: bytes) -> None:
+    imprint = tst["messageImprint"]
+    algorithm = str(imprint["hashAlgorithm"]["algorithm"])
+    if algorithm != SHA256_OID:
+        raise Rfc3161Invalid("imprint algorithm", expected=SHA256_OID, computed=algorithm)
+    expected = hashlib.sha256(data).hexdigest()
+    computed = bytes(imprint["hashedMessage"]).hex()
+    if computed != expected:
+        raise Rfc3161Invalid(
+            "the token's imprint is not sha256 of the seal's signed bytes",
+            expected=expected,
+            computed=computed,
+        )
+
+
+def _only_signer(signed: rfc5652.SignedData) -> rfc5652.SignerInfo:
+    infos = signed["signerInfos"]
+    if len(infos) != 1:
+        raise Rfc3161Invalid("a token has exactly one SignerInfo", expected=1, computed=len(infos))
+    return infos[0]
+
+
+def _signer_cert(
+    signed: rfc5652.SignedData, info: rfc5652.SignerInfo
+) -> tuple[bytes, x509.Certificate]:
+    """The embedded certificate the SignerInfo names (issuer and serial, or key identifier)."""
+    sid = info["sid"]
+    for choice in signed["certificates"] if signed["certificates"].isValue else ():
+        if choice.getName() != "certificate":
+            continue
+        der = encoder.encode(choice["certificate"])
+        cert = x509.load_der_x509_certificate(der)
+        if sig.names_certificate(sid, cert):
+            return der, cert
+    raise Rfc3161Invalid(
+        "the token does not carry the certificate that signed it (certReq was set)",
+        computed=sid.getName(),
+    )
+
+
+def _check_signed_attrs(info: rfc5652.SignerInfo, tst_der: bytes, cert_der: bytes) -> None:
+    attrs = {str(a["attrType"]): a["attrValues"] for a in info["signedAttrs"]}
+    content_type = attrs.get(str(rfc5652.id_contentType))
+    if content_type is None or decoder.decode(content_type[0])[0] != ID_CT_TSTINFO:
+        raise Rfc3161Invalid("signed contentType is not id-ct-TSTInfo")
+    digest = attrs.get(str(rfc5652.id_messageDigest))
+    hash_name = sig.hash_name(info["digestAlgorithm"]["algorithm"])
+    computed = hashlib.new(hash_name, tst_der).hexdigest()
+    claimed = bytes(decoder.decode(digest[0])[0]).hex() if digest is not None else None
+    if claimed != computed:
+        raise Rfc3161Invalid(
+            "signed messageDigest of the TSTInfo", expected=claimed, computed=computed
+        )
+    _check_ess(attrs, cert_der)
+
+
+def _check_ess(attrs: dict, cert_der: bytes) -> None:
+    """ESS signingCertificateV2 (any hash, default SHA-256) or signingCertificate (SHA-1) names
+    the signer's certificate: a token cannot be re-signed under another certificate of the key.
+    """
+    if str(rfc5035.id_aa_signingCertificateV2) in attrs:
+        value = attrs[str(rfc5035.id_aa_signingCertificateV2)][0]
+        ess, _ = decoder.decode(value, asn1Spec=rfc5035.SigningCertificateV2())
+        first = ess["certs"][0]
+        algorithm = first["hashAlgorithm"]["algorithm"]
+        hash_name = sig.hash_name(algorithm) if algorithm.isValue else "sha256"
+    elif str(rfc2634.id_aa_signingCertificate) in attrs:
+        value = attrs[str(rfc2634.id_aa_signingCertificate)][0]
+        ess, _ = decoder.decode(value, asn1Spec=rfc2634.SigningCertificate())
+        first, hash_name = ess["certs"][0], "sha1"
+    else:
+        raise Rfc3161Invalid("no ESS signingCertificate(V2) attribute binds the TSA certificate")
+    computed = hashlib.new(hash_name, cert_der).hexdigest()
+    claimed = bytes(first["certHash"]).hex()
+    if claimed != computed:
+        raise Rfc3161Invalid(
+            "ESS certHash names another certificate", expected=claimed, computed=computed
+        )
+
+
+def _attrs_as_set(info: rfc5652.SignerInfo) -> rfc5652.SignedAttributes:
+    """The signed attributes re-tagged as the SET OF that the signature covers (RFC 5652 5.4)."""
+    attrs = rfc5652.SignedAttributes()
+    attrs.extend(info["signedAttrs"])
+    return attrs
+
+
+def _check_eku(cert: x509.Certificate) -> None:
+    try:
+        eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    except x509.ExtensionNotFound:
+        eku = None
+    timestamping = x509.ExtendedKeyUsageOID.TIME_STAMPING
+    if eku is None or not eku.critical or list(eku.value) != [timestamping]:
+        raise Rfc3161Invalid(
+            "the TSA certificate's extendedKeyUsage is not critical timeStamping only (RFC 3161)",
+            expected=timestamping.dotted_string,
+            computed=None if eku is None else [o.dotted_string for o in eku.value],
+        )
+
+
+def _check_chain(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> None:
+    """rfc3161-client verifies a TimeStampResp, so the token is wrapped in a granted one."""
+    token_info, _ = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
+    response = rfc3161.TimeStampResp()
+    response["status"]["status"] = 0
+    response["timeStampToken"] = token_info
+    try:
+        parsed = rfc3161_client.decode_timestamp_response(encoder.encode(response))
+        verifier = rfc3161_client.VerifierBuilder(roots=list(roots)).build()
+        verifier.verify(parsed, hashlib.sha256(data).digest())
+    except (rfc3161_client.VerificationError, ValueError, UnsupportedAlgorithm) as exc:
+        raise Rfc3161Invalid(
+            f"the TSA certificate does not chain to a pinned root: {exc}",
+            expected=[r.subject.rfc4514_string() for r in roots],
+        ) from None
+
+
+def _iso(moment: datetime) -> str:
+    text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else "") + "Z"
