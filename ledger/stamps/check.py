@@ -14,6 +14,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bitcoin.core import CBlockHeader
@@ -51,6 +52,17 @@ class StampVerdict:
     def earliest_pinned(self) -> TimeClaim | None:
         pinned = [t for t in self.times if t.pinned]
         return min(pinned, key=lambda t: datetime.fromisoformat(t.at)) if pinned else None
+
+
+def load_roots(paths: Sequence[Path]) -> list[x509.Certificate]:
+    """The PEM certificates in `paths` (each file may hold several). Raises LedgerError (usage)."""
+    roots: list[x509.Certificate] = []
+    for path in paths:
+        try:
+            roots += x509.load_pem_x509_certificates(Path(path).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise LedgerError(f"cannot read trusted TSA root {path}: {exc}") from None
+    return roots
 
 
 def parse_block_header(text: str) -> bytes:

@@ -7,7 +7,7 @@ else is refused by name rather than passed over.
 from __future__ import annotations
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from pyasn1.codec.der import encoder
@@ -69,7 +69,10 @@ def verify_signer(info: rfc5652.SignerInfo, cert: x509.Certificate, signed: byte
         )
     name = _SIGNATURES[algorithm] or hash_name(info["digestAlgorithm"]["algorithm"])
     digest = getattr(hashes, name.upper())()
-    key = cert.public_key()
+    try:
+        key = cert.public_key()
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        raise Rfc3161Invalid(f"the TSA certificate's key does not load: {exc}") from None
     signature = bytes(info["signature"])
     try:
         if isinstance(key, rsa.RSAPublicKey):

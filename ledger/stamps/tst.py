@@ -11,7 +11,6 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import rfc3161_client
 from cryptography import x509
@@ -20,7 +19,7 @@ from pyasn1.codec.der import decoder, encoder
 from pyasn1.error import PyAsn1Error
 from pyasn1_modules import rfc2634, rfc3161, rfc5035, rfc5652
 
-from ledger.exceptions import LedgerError, Rfc3161Invalid
+from ledger.exceptions import Rfc3161Invalid
 from ledger.stamps import signature as sig
 
 ID_CT_TSTINFO = rfc3161.id_ct_TSTInfo
@@ -40,25 +39,22 @@ class TokenFacts:
     nonce: int | None
 
 
-def load_roots(paths: Sequence[Path]) -> list[x509.Certificate]:
-    """The PEM certificates in `paths` (each file may hold several). Raises LedgerError (usage)."""
-    roots: list[x509.Certificate] = []
-    for path in paths:
-        try:
-            roots += x509.load_pem_x509_certificates(Path(path).read_bytes())
-        except (OSError, ValueError) as exc:
-            raise LedgerError(f"cannot read trusted TSA root {path}: {exc}") from None
-    return roots
-
-
 def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = ()) -> TokenFacts:
     """Check that `token` timestamps sha256(`data`), signed by the certificate it carries (with a
     critical timeStamping EKU, bound by ESS signingCertificate(V2)); with `roots`, that this
     certificate chains to one of them. Returns TokenFacts; raises Rfc3161Invalid.
     """
+    try:
+        return _check_token(token, data, roots)
+    except (PyAsn1Error, ValueError) as exc:  # the libraries' word for bytes that are not DER
+        raise Rfc3161Invalid(f"the token is not well-formed: {type(exc).__name__}") from None
+
+
+def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> TokenFacts:
     signed, tst_der, tst = _parse(token)
     _check_imprint(tst, data)
     info = _only_signer(signed)
+    _check_unsigned_fields(signed, info)
     cert_der, cert = _signer_cert(signed, info)
     _check_signed_attrs(info, tst_der, cert_der)
     sig.verify_signer(info, cert, encoder.encode(_attrs_as_set(info)))
@@ -80,6 +76,9 @@ def _parse(token: bytes) -> tuple[rfc5652.SignedData, bytes, rfc3161.TSTInfo]:
         if rest or info["contentType"] != ID_SIGNED_DATA:
             raise Rfc3161Invalid("the token is not one CMS SignedData", computed=len(rest))
         signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
+        # DER only: every byte is then the encoding of what was checked (certificates included)
+        if encoder.encode(info) != token or encoder.encode(signed) != bytes(info["content"]):
+            raise Rfc3161Invalid("the token is not DER (re-encoding it changes its bytes)")
         encap = signed["encapContentInfo"]
         if encap["eContentType"] != ID_CT_TSTINFO:
             raise Rfc3161Invalid(
@@ -118,6 +117,22 @@ def _only_signer(signed: rfc5652.SignedData) -> rfc5652.SignerInfo:
     return infos[0]
 
 
+def _check_unsigned_fields(signed: rfc5652.SignedData, info: rfc5652.SignerInfo) -> None:
+    """What the signature does not cover must still be exactly what RFC 5652 requires: SignedData
+    version 3 (content other than id-data), SignerInfo version 1 or 3 by its identifier, and the
+    signer's digest algorithm among the SignedData's.
+    """
+    expected_info = 1 if info["sid"].getName() == "issuerAndSerialNumber" else 3
+    versions = (int(signed["version"]), int(info["version"]))
+    if versions != (3, expected_info):
+        raise Rfc3161Invalid(
+            "SignedData and SignerInfo versions", expected=(3, expected_info), computed=versions
+        )
+    listed = {encoder.encode(algorithm) for algorithm in signed["digestAlgorithms"]}
+    if encoder.encode(info["digestAlgorithm"]) not in listed:
+        raise Rfc3161Invalid("the signer's digest algorithm is not among the SignedData's")
+
+
 def _signer_cert(
     signed: rfc5652.SignedData, info: rfc5652.SignerInfo
 ) -> tuple[bytes, x509.Certificate]:
@@ -127,7 +142,10 @@ def _signer_cert(
         if choice.getName() != "certificate":
             continue
         der = encoder.encode(choice["certificate"])
-        cert = x509.load_der_x509_certificate(der)
+        try:
+            cert = x509.load_der_x509_certificate(der)
+        except x509.InvalidVersion as exc:  # not a ValueError
+            raise Rfc3161Invalid(f"an embedded certificate does not parse: {exc}") from None
         if sig.names_certificate(sid, cert):
             return der, cert
     raise Rfc3161Invalid(
@@ -197,12 +215,15 @@ def _check_eku(cert: x509.Certificate) -> None:
         )
 
 
+def _content_info(token: bytes) -> rfc5652.ContentInfo:
+    return decoder.decode(token, asn1Spec=rfc5652.ContentInfo())[0]
+
+
 def _check_chain(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> None:
     """rfc3161-client verifies a TimeStampResp, so the token is wrapped in a granted one."""
-    token_info, _ = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
     response = rfc3161.TimeStampResp()
     response["status"]["status"] = 0
-    response["timeStampToken"] = token_info
+    response["timeStampToken"] = _content_info(token)
     try:
         parsed = rfc3161_client.decode_timestamp_response(encoder.encode(response))
         verifier = rfc3161_client.VerifierBuilder(roots=list(roots)).build()
