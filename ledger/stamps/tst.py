@@ -17,7 +17,7 @@ from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from pyasn1.codec.der import decoder, encoder
 from pyasn1.error import PyAsn1Error
-from pyasn1_modules import rfc2634, rfc3161, rfc5035, rfc5652
+from pyasn1_modules import rfc3161, rfc5652
 
 from ledger.exceptions import Rfc3161Invalid
 from ledger.stamps import signature as sig
@@ -56,8 +56,8 @@ def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -
     info = _only_signer(signed)
     _check_unsigned_fields(signed, info)
     cert_der, cert = _signer_cert(signed, info)
-    _check_signed_attrs(info, tst_der, cert_der)
-    sig.verify_signer(info, cert, encoder.encode(_attrs_as_set(info)))
+    sig.check_signed_attrs(info, tst_der, cert_der)
+    sig.verify_signer(info, cert)
     _check_eku(cert)
     if roots:
         _check_chain(token, data, roots)
@@ -152,53 +152,6 @@ def _signer_cert(
         "the token does not carry the certificate that signed it (certReq was set)",
         computed=sid.getName(),
     )
-
-
-def _check_signed_attrs(info: rfc5652.SignerInfo, tst_der: bytes, cert_der: bytes) -> None:
-    attrs = {str(a["attrType"]): a["attrValues"] for a in info["signedAttrs"]}
-    content_type = attrs.get(str(rfc5652.id_contentType))
-    if content_type is None or decoder.decode(content_type[0])[0] != ID_CT_TSTINFO:
-        raise Rfc3161Invalid("signed contentType is not id-ct-TSTInfo")
-    digest = attrs.get(str(rfc5652.id_messageDigest))
-    hash_name = sig.hash_name(info["digestAlgorithm"]["algorithm"])
-    computed = hashlib.new(hash_name, tst_der).hexdigest()
-    claimed = bytes(decoder.decode(digest[0])[0]).hex() if digest is not None else None
-    if claimed != computed:
-        raise Rfc3161Invalid(
-            "signed messageDigest of the TSTInfo", expected=claimed, computed=computed
-        )
-    _check_ess(attrs, cert_der)
-
-
-def _check_ess(attrs: dict, cert_der: bytes) -> None:
-    """ESS signingCertificateV2 (any hash, default SHA-256) or signingCertificate (SHA-1) names
-    the signer's certificate: a token cannot be re-signed under another certificate of the key.
-    """
-    if str(rfc5035.id_aa_signingCertificateV2) in attrs:
-        value = attrs[str(rfc5035.id_aa_signingCertificateV2)][0]
-        ess, _ = decoder.decode(value, asn1Spec=rfc5035.SigningCertificateV2())
-        first = ess["certs"][0]
-        algorithm = first["hashAlgorithm"]["algorithm"]
-        hash_name = sig.hash_name(algorithm) if algorithm.isValue else "sha256"
-    elif str(rfc2634.id_aa_signingCertificate) in attrs:
-        value = attrs[str(rfc2634.id_aa_signingCertificate)][0]
-        ess, _ = decoder.decode(value, asn1Spec=rfc2634.SigningCertificate())
-        first, hash_name = ess["certs"][0], "sha1"
-    else:
-        raise Rfc3161Invalid("no ESS signingCertificate(V2) attribute binds the TSA certificate")
-    computed = hashlib.new(hash_name, cert_der).hexdigest()
-    claimed = bytes(first["certHash"]).hex()
-    if claimed != computed:
-        raise Rfc3161Invalid(
-            "ESS certHash names another certificate", expected=claimed, computed=computed
-        )
-
-
-def _attrs_as_set(info: rfc5652.SignerInfo) -> rfc5652.SignedAttributes:
-    """The signed attributes re-tagged as the SET OF that the signature covers (RFC 5652 5.4)."""
-    attrs = rfc5652.SignedAttributes()
-    attrs.extend(info["signedAttrs"])
-    return attrs
 
 
 def _check_eku(cert: x509.Certificate) -> None:

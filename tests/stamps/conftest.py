@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,7 +54,6 @@ def crovia(base: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
 
 
 def first_axiom(base: Path) -> str:
+    """The axiom_id of leaf 0 of the ledger in `base`."""
     line = (base / "ledger" / "axiom_ledger.jsonl").read_bytes().splitlines()[0]
-    import json
-
     return json.loads(line)["axiom_id"]
