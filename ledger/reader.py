@@ -21,6 +21,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
 from ledger.index import IndexEntry, LedgerIndex
 from ledger.receipt import build_receipt
+from ledger.stamps.anchor import attach_stamps
 from ledger.tlog import rfc6962
 from ledger.tree import FileNodeStore
 
@@ -97,7 +98,8 @@ class LedgerReader:
             yield orjson.loads(line)
 
     def receipt(self, axiom_id: str) -> dict[str, Any]:
-        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it.
+        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it,
+        with the stamps kept for that seal (ledger/stamps/anchor.py).
 
         Raises UnknownAxiom when no leaf has that id, NotSealed when no seal covers it yet.
         """
@@ -113,7 +115,7 @@ class LedgerReader:
             )
         line = self._read_line(row.offset, row.length)
         path = self._tree(merkle.inclusion_path, row.leaf_index, seal["leaf_count"])
-        return build_receipt(
+        receipt = build_receipt(
             envelope=orjson.loads(line),
             leaf_index=row.leaf_index,
             leaf_hash=merkle.leaf_hash(line),
@@ -121,6 +123,7 @@ class LedgerReader:
             path=path,
             seal=seal,
         )
+        return attach_stamps(receipt, self.directory)  # what exists of the seal's stamps
 
     def merkle_root(self, leaf_count: int | None = None) -> bytes:
         """The root over the first `leaf_count` leaves (default all). Raises EmptyLedger for 0."""

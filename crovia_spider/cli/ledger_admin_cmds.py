@@ -161,10 +161,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.stamps.store import stamp_counts
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
         stats = ledger.stats()
+        stats["stamps"] = stamp_counts(args.ledger_dir, ledger.seals())
     if args.json:
         print_json(stats)
         return EXIT_OK
@@ -178,6 +180,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
             f" root {last['merkle_root']}"
         )
+    stamps = stats["stamps"]
+    print(
+        f"stamps: {stamps['stamped']} of {stamps['seals']} seals stamped"
+        f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
+        f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count}")
     return EXIT_OK
