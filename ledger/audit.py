@@ -35,8 +35,10 @@ from ledger.exceptions import (
     UntrustedKey,
     VerificationError,
 )
+from ledger.keychain import KeyChain, ledger_key_chain
 from ledger.keys import parse_pin
-from ledger.reader import LEDGER_FILE, SEALS_FILE
+from ledger.reader import LEDGER_FILE, ROTATIONS_FILE, SEALS_FILE
+from ledger.rotation import parse_rotation_lines
 from ledger.seal import SEAL_KEY_SETS
 from ledger.tree import MemoryFrontier
 from ledger.verify import check_envelope_signature, check_seal_signature
@@ -54,6 +56,7 @@ class AuditReport:
     key_pinned: bool
     seconds: float
     torn_tail: bool
+    key_rotations: int = 0
 
     @property
     def signatures_checked(self) -> bool:
@@ -71,7 +74,8 @@ def audit(
 
     The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
     UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
-    report's `public_key_hex` is None. Without `pubkey_hex` (`key_pinned` False) a pass shows the
+    report's `public_key_hex` is None. With rotations.jsonl, each leaf and seal is checked under
+    the key of its era (ledger/keychain.py) and `pubkey_hex` may be any key of the chain. Without `pubkey_hex` (`key_pinned` False) a pass shows the
     ledger is consistent under whatever key its first seal names, not who signed it: a ledger
     re-signed wholesale under another key passes too. Raises InvalidPublicKey for a malformed
     `pubkey_hex`. Raises the VerificationError of the first bad leaf or seal,
@@ -84,12 +88,15 @@ def audit(
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
     seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
-    key_hex = _audit_key(pubkey_hex, seals)
-    checker = _SealChecker(seals, key_hex)
+    rotations = parse_rotation_lines(
+        [line for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
+    )
+    chain = ledger_key_chain(rotations, [seal for _number, seal in seals], pubkey_hex)
+    key_hex = None if chain is None else pubkey_hex or chain.keys[0]
+    checker = _SealChecker(seals, chain)
     frontier, leaves = MemoryFrontier(), 0
-    verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, ledger_file, verify_key, workers):
+        for digests in _checked_batches(pool, ledger_file, chain, workers):
             for digest in digests:
                 merkle.append_leaf(frontier, leaves, digest)
                 leaves += 1
@@ -98,8 +105,9 @@ def audit(
                 progress(leaves)
     checker.finish(leaves)
     torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
+    elapsed = time.monotonic() - started
     return AuditReport(
-        leaves, len(seals), key_hex, pubkey_hex is not None, time.monotonic() - started, torn
+        leaves, len(seals), key_hex, pubkey_hex is not None, elapsed, torn, len(rotations)
     )
 
 
@@ -140,7 +148,7 @@ def _located(where: str, check: Callable[[], object]) -> None:
 
 
 def _checked_batches(
-    pool: ThreadPoolExecutor, ledger_file: Path, key: nacl.signing.VerifyKey | None, workers: int
+    pool: ThreadPoolExecutor, ledger_file: Path, key: KeyChain | None, workers: int
 ) -> Iterator[list[bytes]]:
     """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
     in_flight: deque[Future[list[bytes]]] = deque()
@@ -152,8 +160,12 @@ def _checked_batches(
         yield in_flight.popleft().result()
 
 
-def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None) -> list[bytes]:
-    return [check_line(line, start + i, key) for i, line in enumerate(lines)]
+def _check_batch(lines: list[bytes], start: int, chain: KeyChain | None) -> list[bytes]:
+    """Each leaf under the key of its era (ledger/rotation.py)."""
+    return [
+        check_line(line, start + i, chain and chain.verify_key_for_leaf(start + i))
+        for i, line in enumerate(lines)
+    ]
 
 
 def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
@@ -171,12 +183,12 @@ def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
 class _SealChecker:
     """Checks each seal when the leaf stream reaches its leaf_count."""
 
-    def __init__(self, seals: list[tuple[int, dict[str, Any]]], key_hex: str | None) -> None:
+    def __init__(self, seals: list[tuple[int, dict[str, Any]]], chain: KeyChain | None) -> None:
         self._seals = deque(seals)
-        self._key_hex = key_hex
         self._previous_count = 0
-        for number, seal in seals:  # before any leaf: a wrong key would fail them all
-            self._check_key(number, seal)
+        expected = chain.seal_keys([seal for _number, seal in seals]) if chain else []
+        for (number, seal), key_hex in zip(seals, expected, strict=True):  # before any leaf
+            self._check_key(number, seal, key_hex)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
@@ -213,21 +225,14 @@ class _SealChecker:
             ) from None
         _located(f"seals.jsonl line {number}", lambda: check_seal_signature(seal, key))
 
-    def _check_key(self, number: int, seal: dict[str, Any]) -> None:
+    def _check_key(self, number: int, seal: dict[str, Any], key_hex: str) -> None:
         public = seal["public_key_hex"]
-        if public != self._key_hex:
+        if public != key_hex:
             raise UntrustedKey(
                 f"seals.jsonl line {number}: signed by another key",
-                expected=self._key_hex,
+                expected=key_hex,
                 computed=public,
             )
-
-
-def _audit_key(pubkey_hex: str | None, seals: list[tuple[int, dict[str, Any]]]) -> str | None:
-    """The key the envelopes must verify under: the pinned one, else the first seal's."""
-    if pubkey_hex is None:
-        return seals[0][1]["public_key_hex"] if seals else None
-    return pubkey_hex
 
 
 def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str, Any]]]:

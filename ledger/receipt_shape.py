@@ -15,6 +15,8 @@ from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
 from ledger.seal import SEAL_KEY_SETS
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
+# Top-level keys beyond the reference's, each present only with content (docs/format.md).
+OPTIONAL_KEYS = frozenset({"key_rotations"})
 # Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
 # cannot check is refused rather than passed over in silence.
 UNSTAMPED_STATUSES = frozenset({"pending_next_stamp", "not_stamped"})
@@ -35,7 +37,7 @@ def check_receipt_shape(receipt: Any) -> None:
     """Raise ReceiptMalformed (or BitcoinAnchorUnverifiable) unless `receipt` has the v1 shape."""
     if not isinstance(receipt, Mapping):
         raise ReceiptMalformed("a receipt is a JSON object", computed=type(receipt).__name__)
-    _expect_keys("receipt", receipt, RECEIPT_KEYS)
+    _expect_keys("receipt", receipt, RECEIPT_KEYS | (OPTIONAL_KEYS & receipt.keys()))
     try:
         check_signable(receipt)
     except CanonicalizationError as exc:

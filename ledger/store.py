@@ -18,7 +18,7 @@ import nacl.signing
 from ledger import jsonl, lock, recovery
 from ledger.appender import BatchAppender
 from ledger.canonical import encode_checked
-from ledger.exceptions import EmptyLedger, ReadOnlyLedger, WriterFailed
+from ledger.exceptions import EmptyLedger, ReadOnlyLedger, RotationRefused, WriterFailed
 from ledger.index import IndexEntry, LedgerIndex
 from ledger.reader import (
     INDEX_FILE,
@@ -31,6 +31,7 @@ from ledger.reader import (
     TREE_DIR,
     LedgerReader,
 )
+from ledger.rotation import build_rotation
 from ledger.seal import build_seal
 from ledger.tree import FileNodeStore
 from ledger.writer_key import check_writer_key
@@ -142,6 +143,33 @@ class Ledger(LedgerReader):
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         return seal
+
+    def rotate_key(self, new_key: nacl.signing.SigningKey) -> dict[str, Any]:
+        """Hand this ledger over to `new_key` and return the rotation record (ledger/rotation.py).
+
+        Seals first, with the current key, so every leaf it signed is sealed by it; then appends
+        the record, signed by both keys, to rotations.jsonl durably (file and directory fsynced);
+        from then on this writer signs with `new_key`. Raises RotationRefused when `new_key` is a
+        key the ledger had before (the current one included).
+        """
+        key = self._writer_key()
+        had = {bytes(key.verify_key).hex()} | {r["old_public_key_hex"] for r in self.rotations()}
+        if bytes(new_key.verify_key).hex() in had:
+            raise RotationRefused("the new key is one this ledger had before: nothing to rotate")
+        if self._unsealed():
+            self.seal(run_id=f"rotation_{self._leaf_count}")
+        record = build_rotation(
+            old_key=key, new_key=new_key, leaf_count=self._leaf_count, prev_seal=self._last_seal
+        )
+        created = not self._rotations.exists()
+        jsonl.append_to(self._rotations, encode_checked(record) + b"\n")
+        if created:
+            jsonl.fsync_dir(self.directory)
+        self._key = new_key
+        if self._appender is not None:  # its signer holds the old key
+            self._appender.close()
+            self._appender = None
+        return record
 
     def append_run(self, record: Mapping[str, Any]) -> None:
         """Append one run record to runs.jsonl, durably (fsync before returning).
