@@ -75,11 +75,12 @@ def audit(
     The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
     UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
     report's `public_key_hex` is None. With rotations.jsonl, each leaf and seal is checked under
-    the key of its era (ledger/keychain.py) and `pubkey_hex` may be any key of the chain. Without `pubkey_hex` (`key_pinned` False) a pass shows the
-    ledger is consistent under whatever key its first seal names, not who signed it: a ledger
-    re-signed wholesale under another key passes too. Raises InvalidPublicKey for a malformed
-    `pubkey_hex`. Raises the VerificationError of the first bad leaf or seal,
-    its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
+    the key of its era (ledger/keychain.py) and `pubkey_hex` may be any key of the chain.
+    Without `pubkey_hex` (`key_pinned` False) a pass shows the ledger is consistent under
+    whatever key its first seal names, not who signed it: a ledger re-signed wholesale under
+    another key passes too. Raises InvalidPublicKey for a malformed `pubkey_hex`. Raises the
+    VerificationError of the first bad leaf or seal, its message naming the leaf index or seal
+    number; LedgerNotFound when there is no ledger file.
     """
     pubkey_hex = parse_pin(pubkey_hex, None)[0]
     directory = Path(directory)

@@ -33,6 +33,7 @@ from ledger.reader import (
 )
 from ledger.rotation import build_rotation
 from ledger.seal import build_seal
+from ledger.signer import Signed
 from ledger.tree import FileNodeStore
 from ledger.writer_key import check_writer_key
 
@@ -99,18 +100,23 @@ class Ledger(LedgerReader):
             self._lock_fd = None
 
     def issue(self, envelopes: Sequence[Mapping[str, Any]]) -> list[Issued]:
-        """Sign and append unsigned envelopes; return after one fsync, with each leaf's position.
+        """Sign and append unsigned envelopes; return once durable, with each leaf's position.
 
         Raises ReadOnlyLedger for a reader, CanonicalizationError for a float or other unsignable
-        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch.
-        Nothing is written unless every envelope of the batch is acceptable.
+        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch:
+        then nothing is written. With `seal_every=N` the batch is written in parts cut where N
+        leaves are unsealed, each part fsynced and followed by its seal; if writing a later part
+        fails, the earlier parts stay durable and sealed (and raise the error all the same).
         """
         key = self._writer_key()
         start = self._leaf_count
-        signed = self._appender_for(key).append(list(envelopes), start)
-        self._leaf_count += len(signed)
-        if self._seal_every and self._unsealed() >= self._seal_every:
-            self.seal()
+        appender = self._appender_for(key)
+        signed = appender.prepare(list(envelopes), start)
+        for part in self._seal_parts(signed):
+            appender.write(part, self._leaf_count)
+            self._leaf_count += len(part)
+            if self._seal_every and self._unsealed() >= self._seal_every:
+                self.seal()
         return [
             Issued(leaf_index, full["axiom_id"], digest.hex())
             for leaf_index, (full, _line, digest) in enumerate(signed, start)
@@ -220,6 +226,16 @@ class Ledger(LedgerReader):
         if self._appender is None:
             self._appender = BatchAppender(self.jsonl_path, self._index, self._nodes, key)
         return self._appender
+
+    def _seal_parts(self, signed: list[Signed]) -> list[list[Signed]]:
+        """`signed` cut where the unsealed count reaches seal_every (one part without it)."""
+        if not self._seal_every:
+            return [signed]
+        parts, at, room = [], 0, max(self._seal_every - self._unsealed(), 1)
+        while at < len(signed):
+            parts.append(signed[at : at + room])
+            at, room = at + room, self._seal_every
+        return parts
 
     def _unsealed(self) -> int:
         return self._leaf_count - (self._last_seal["leaf_count"] if self._last_seal else 0)
