@@ -232,4 +232,5 @@ def test_the_cli_rotates_and_verify_says_it_followed_the_chain(tmp_path: Path, c
     assert main(["verify", str(receipt), "--pubkey", hexkey(old)]) == 0
     assert "1 key rotation" in capsys.readouterr().out
     assert main(["audit", "--ledger-dir", str(ledger_dir), "--pubkey", hexkey(old)]) == 0
+    assert "followed 1 key rotation" in capsys.readouterr().out
     assert main([*args, "--key", str(old_file)]) == 2  # the old key is no longer the ledger's
