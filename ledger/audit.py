@@ -40,6 +40,7 @@ from ledger.keys import parse_pin
 from ledger.reader import LEDGER_FILE, ROTATIONS_FILE, SEALS_FILE
 from ledger.rotation import parse_rotation_lines
 from ledger.seal import SEAL_KEY_SETS
+from ledger.tlog_audit import SealChain, check_checkpoints, check_rfc6962_root
 from ledger.tree import MemoryFrontier
 from ledger.verify import check_envelope_signature, check_seal_signature
 
@@ -105,6 +106,7 @@ def audit(
             if progress is not None:
                 progress(leaves)
     checker.finish(leaves)
+    check_checkpoints(directory, [seal for _number, seal in seals])
     torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
     elapsed = time.monotonic() - started
     return AuditReport(
@@ -188,8 +190,10 @@ class _SealChecker:
         self._seals = deque(seals)
         self._previous_count = 0
         expected = chain.seal_keys([seal for _number, seal in seals]) if chain else []
+        seal_chain = SealChain()
         for (number, seal), key_hex in zip(seals, expected, strict=True):  # before any leaf
             self._check_key(number, seal, key_hex)
+            seal_chain.check(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
@@ -202,6 +206,7 @@ class _SealChecker:
                     expected=seal["merkle_root"],
                     computed=computed,
                 )
+            check_rfc6962_root(number, seal, frontier)
 
     def finish(self, leaf_count: int) -> None:
         if self._seals:

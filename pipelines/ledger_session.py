@@ -56,6 +56,7 @@ class LedgerSession:
         self.key_file = Path(settings["CROVIA_SIGNING_KEY_FILE"])
         self.lock_timeout = settings.getfloat("CROVIA_LOCK_TIMEOUT")
         self.seal_every = settings.getint("CROVIA_SEAL_EVERY") or None
+        self.log_origin = settings.get("CROVIA_LOG_ORIGIN") or None
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
         self._lookups: list[tuple[str, asyncio.Future[IndexEntry | None]]] = []
@@ -154,6 +155,7 @@ class LedgerSession:
             signing_key=key,
             lock_timeout=self.lock_timeout,
             seal_every=self.seal_every,
+            log_origin=self.log_origin,
         )
 
 
