@@ -1,7 +1,8 @@
 """`crovia audit`: re-check a whole ledger directory in one streaming pass.
 
-Every line: canonical form, axiom_id, ed25519 signature, leaf hash (folded into an in-memory
-frontier of O(log n) nodes); every seal: signature, key and the Merkle root at its leaf_count.
+Every line: canonical form, axiom_id, ed25519 signature, the kept body it cites (ledger/bodies.py),
+leaf hash (folded into an in-memory frontier of O(log n) nodes); every seal: signature, key and
+the Merkle root at its leaf_count.
 Batches of lines are checked on a thread pool: PyNaCl releases the GIL while verifying, so both
 cores work. Only a bounded number of batches is in flight, so memory stays constant whatever the
 ledger's size.
@@ -22,6 +23,7 @@ import nacl.signing
 import orjson
 
 from ledger import jsonl, merkle
+from ledger.bodies import CitedBodies
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import (
@@ -88,8 +90,9 @@ def audit(
     checker = _SealChecker(seals, key_hex)
     frontier, leaves = MemoryFrontier(), 0
     verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
+    bodies = CitedBodies(directory)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, ledger_file, verify_key, workers):
+        for digests in _checked_batches(pool, ledger_file, verify_key, workers, bodies):
             for digest in digests:
                 merkle.append_leaf(frontier, leaves, digest)
                 leaves += 1
@@ -103,8 +106,14 @@ def audit(
     )
 
 
-def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None) -> bytes:
-    """Check one ledger line; return its leaf hash. Raises the VerificationError naming the leaf."""
+def check_line(
+    line: bytes,
+    leaf_index: int,
+    key: nacl.signing.VerifyKey | None,
+    bodies: Callable[[dict[str, Any], int], None] | None = None,
+) -> bytes:
+    """Check one ledger line (and, given `bodies`, the kept body it cites: CitedBodies); return its
+    leaf hash. Raises the VerificationError naming the leaf."""
     try:
         envelope = orjson.loads(line)
         check_signable(envelope)
@@ -120,6 +129,8 @@ def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None)
         )
     if key is not None:
         _check_signature(envelope, leaf_index, key)
+    if bodies is not None:
+        bodies(envelope, leaf_index)
     return merkle.leaf_hash(line)
 
 
@@ -140,20 +151,26 @@ def _located(where: str, check: Callable[[], object]) -> None:
 
 
 def _checked_batches(
-    pool: ThreadPoolExecutor, ledger_file: Path, key: nacl.signing.VerifyKey | None, workers: int
+    pool: ThreadPoolExecutor,
+    ledger_file: Path,
+    key: nacl.signing.VerifyKey | None,
+    workers: int,
+    bodies: CitedBodies,
 ) -> Iterator[list[bytes]]:
     """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
     in_flight: deque[Future[list[bytes]]] = deque()
     for start, lines in _batches(ledger_file):
-        in_flight.append(pool.submit(_check_batch, lines, start, key))
+        in_flight.append(pool.submit(_check_batch, lines, start, key, bodies))
         if len(in_flight) >= 2 * workers:
             yield in_flight.popleft().result()
     while in_flight:
         yield in_flight.popleft().result()
 
 
-def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None) -> list[bytes]:
-    return [check_line(line, start + i, key) for i, line in enumerate(lines)]
+def _check_batch(
+    lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None, bodies: CitedBodies
+) -> list[bytes]:
+    return [check_line(line, start + i, key, bodies) for i, line in enumerate(lines)]
 
 
 def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:

@@ -177,3 +177,10 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class BodyMismatch(VerificationError):
+    """A kept fetch body an envelope cites is missing, unreadable, or not the bytes its
+    `object.fetch.body_sha256` names (found by `crovia audit` and `crovia body`)."""
+
+    check = "fetch_body"
