@@ -6,8 +6,9 @@ the same 10,000 items served from 127.0.0.1.
 Runs alternate (peer, full, peer, full, ...), each into a fresh directory; the median of the
 per-pair ratios full/peer is printed (goal: <= 1.15), and the crawl's peak RSS (goal: < 200 MB):
 ru_maxrss of the crawl as wait4 reports it, the largest process of its tree (the crawl or its
-parse worker). Usage: python bench/crawl_bench.py [--pairs N] [--items N] [--feeds N]. Offline;
-takes about a minute.
+parse worker). The median ratio of CPU seconds (user + system, the whole process tree) is printed
+too: on a loaded machine wall times swing with the load, CPU time much less.
+Usage: python bench/crawl_bench.py [--pairs N] [--items N] [--feeds N]. Offline; about a minute.
 """
 
 from __future__ import annotations
@@ -71,10 +72,11 @@ def write_feeds(directory: Path, items: int, feeds: int) -> list[str]:
 class Run(NamedTuple):
     seconds: float
     peak_rss_mb: float
+    cpu_seconds: float
 
 
 def timed(args: list[str], cwd: Path, env: dict[str, str]) -> Run:
-    """Run `args`; its wall time and peak RSS (wait4's ru_maxrss, KiB on Linux)."""
+    """Run `args`; its wall time, peak RSS (wait4's ru_maxrss, KiB on Linux) and CPU time."""
     with tempfile.TemporaryFile() as log:
         started = time.perf_counter()
         proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=log, stderr=log)
@@ -84,7 +86,7 @@ def timed(args: list[str], cwd: Path, env: dict[str, str]) -> Run:
         if proc.returncode != 0:
             log.seek(0)
             sys.exit(f"bench: {' '.join(args[:3])} failed:\n{log.read()[-3000:].decode()}")
-    return Run(elapsed, usage.ru_maxrss / 1024)
+    return Run(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def run_peer(work: Path, urls: list[str], n: int) -> Run:
@@ -157,6 +159,8 @@ def report(peers: list[Run], fulls: list[Run], pairs: int, feeds: int) -> None:
         f"median full {statistics.median(f.seconds for f in fulls):.2f}s"
     )
     print(f"median ratio full/peer: {statistics.median(ratios):.2f} (goal <= 1.15)")
+    cpu = [f.cpu_seconds / p.cpu_seconds for f, p in zip(fulls, peers, strict=True)]
+    print(f"median CPU-time ratio full/peer: {statistics.median(cpu):.2f} (both cores counted)")
     print(
         f"crawl peak RSS: max {max(f.peak_rss_mb for f in fulls):.0f} MB (goal < 200 MB); "
         f"peer max {max(p.peak_rss_mb for p in peers):.0f} MB"
