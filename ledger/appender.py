@@ -21,6 +21,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import DuplicateAxiom
 from ledger.index import LeafRow, LedgerIndex, row_for
 from ledger.signer import BatchSigner, Signed
+from ledger.tlog.tiles import check_entry_size
 from ledger.tree import FileNodeStore
 
 
@@ -52,12 +53,15 @@ class BatchAppender:
     def append(self, envelopes: Sequence[Mapping[str, Any]], start: int) -> list[Signed]:
         """Sign `envelopes` as leaves `start`...; return once their lines are durable and indexed.
 
-        Raises CanonicalizationError or DuplicateAxiom (nothing written), or the OSError of a
-        failed write (the file is cut back and nothing staged is kept).
+        Raises CanonicalizationError, DuplicateAxiom or EntryTooLarge (nothing written), or the
+        OSError of a failed write (the file is cut back and nothing staged is kept).
         """
         signed = self._signer.sign(envelopes, start)
         if not signed:
             return []
+        for leaf_index, (_full, line, _digest) in enumerate(signed, start):
+            # every line must fit the published log's entry bundles (docs/ledger.md, "Tiles")
+            check_entry_size(memoryview(line)[:-1], leaf_index)
         _refuse_duplicates(self._index, [full["axiom_id"] for full, _line, _digest in signed])
         rows = self._rows(signed, start)
         lines = [line for _full, line, _digest in signed]

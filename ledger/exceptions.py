@@ -66,6 +66,14 @@ class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
 
 
+class EntryTooLarge(LedgerError):
+    """A ledger line is longer than a tlog-tiles entry bundle can hold (65,535 bytes)."""
+
+
+class PublishConflict(LedgerError):
+    """The publish directory holds another history than the ledger (refused without --full)."""
+
+
 # -- failed checks ---------------------------------------------------------------------------------
 
 
@@ -177,3 +185,9 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class TileMalformed(VerificationError):
+    """A published tile or entry bundle has the wrong size, or disagrees with what it hashes to."""
+
+    check = "tile"

@@ -96,8 +96,9 @@ class Ledger(LedgerReader):
         """Sign and append unsigned envelopes; return after one fsync, with each leaf's position.
 
         Raises ReadOnlyLedger for a reader, CanonicalizationError for a float or other unsignable
-        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch.
-        Nothing is written unless every envelope of the batch is acceptable.
+        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch,
+        EntryTooLarge for a line over 65,535 bytes (the limit of the published log's entry
+        bundles). Nothing is written unless every envelope of the batch is acceptable.
         """
         key = self._writer_key()
         start = self._leaf_count
