@@ -70,6 +70,14 @@ class EntryTooLarge(LedgerError):
     """A ledger line is longer than a tlog-tiles entry bundle can hold (65,535 bytes)."""
 
 
+class NotPublished(LedgerError):
+    """A published log has no object at that path (a 404, or no such file)."""
+
+
+class SourceUnavailable(LedgerError):
+    """A published log cannot be read: the network, the server or the disk failed."""
+
+
 class PublishConflict(LedgerError):
     """The publish directory holds another history than the ledger (refused without --full)."""
 
