@@ -37,7 +37,7 @@ from ledger.exceptions import (
 )
 from ledger.keys import parse_pin
 from ledger.reader import LEDGER_FILE, SEALS_FILE
-from ledger.receipt import SECTION_KEYS
+from ledger.seal import SEAL_KEY_SETS
 from ledger.tree import MemoryFrontier
 from ledger.verify import check_envelope_signature, check_seal_signature
 
@@ -238,7 +238,7 @@ def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str
             seal = orjson.loads(line)
         except orjson.JSONDecodeError:
             raise SealInvalid(f"seals.jsonl line {number} is not JSON") from None
-        if not isinstance(seal, dict) or set(seal) != SECTION_KEYS["seal"]:
+        if not isinstance(seal, dict) or frozenset(seal) not in SEAL_KEY_SETS:
             raise SealInvalid(f"seals.jsonl line {number} does not have a seal's fields")
         for name, kind in _SEAL_TYPES.items():
             if type(seal[name]) is not kind:

@@ -115,7 +115,7 @@ class LedgerReader:
             envelope=orjson.loads(line),
             leaf_index=row.leaf_index,
             leaf_hash=merkle.leaf_hash(line),
-            ledger_path=str(self.jsonl_path),
+            ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             path=path,
             seal=seal,
         )

@@ -129,10 +129,11 @@ class Ledger(LedgerReader):
             key=key,
             leaf_count=self._leaf_count,
             merkle_root=self.merkle_root(),
-            jsonl_path=str(self.jsonl_path),
+            jsonl_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             run_id=run_id or f"seal_{self._leaf_count}",
             first=(first.receipt_hash, first.run_hash),
             last=(last.receipt_hash, last.run_hash),
+            prev_seal=self._last_seal,
         )
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
