@@ -1,17 +1,16 @@
 """Complete Merkle nodes read back from hash tiles, and a tree grown over them from new leaves.
 
-Both are node sources in the sense of ledger/merkle.py (`node(level, index)` of COMPLETE nodes:
-the root of 2**level leaves starting at index << level), so roots of either tree (the receipts'
-duplicate_last one and RFC 6962's) and proofs can be computed from them: complete nodes are the
-same in both trees. Pure: the tiles come from a callable. Spec: ../shared/spec/c2sp/tlog-tiles.md.
+Both are node sources in the sense of ledger/tlog/rfc6962.py and ledger/merkle.py: `node(level,
+index)` gives COMPLETE nodes (the root of 2**level leaves from index << level), which are the same
+in the receipts' duplicate_last tree and in RFC 6962's, so both trees' roots and proofs can be
+computed from them. Pure: the tiles come from a callable. Spec: ../shared/spec/c2sp/tlog-tiles.md.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
-from ledger.merkle import node_hash
+from ledger.tlog.rfc6962 import node_hash
 from ledger.tlog.tiles import TILE_HEIGHT, TILE_WIDTH, Tile, decode_hashes, tile_for
 
 
@@ -24,10 +23,10 @@ class TileHashes:
         self._tiles: dict[Tile, list[bytes]] = {}
 
     def node(self, level: int, index: int) -> bytes:
-        """Complete node `index` at `level`. ValueError when the tree has no such complete node;
+        """Complete node `index` at `level`. LookupError when the tree has no such complete node;
         TileMalformed (from the tile decoder) for a tile of the wrong length."""
         if level < 0 or index < 0 or (index + 1) << level > self.size:
-            raise ValueError(f"no complete node {level}/{index} in a tree of {self.size}")
+            raise LookupError(f"no complete node {level}/{index} in a tree of {self.size}")
         tile_level, height = divmod(level, TILE_HEIGHT)
         first = index << height
         hashes = self.tile_hashes(tile_for(tile_level, first // TILE_WIDTH, self.size))
@@ -57,10 +56,10 @@ class GrownTree:
         self._levels: list[list[bytes]] = [list(leaves)]
 
     def node(self, level: int, index: int) -> bytes:
-        """Complete node `index` at `level`; ValueError when the tree has no such node."""
+        """Complete node `index` at `level`; LookupError when the tree has no such node."""
         low, high = index << level, (index + 1) << level
         if level < 0 or index < 0 or high > self.size:
-            raise ValueError(f"no complete node {level}/{index} in a tree of {self.size}")
+            raise LookupError(f"no complete node {level}/{index} in a tree of {self.size}")
         if high <= self.start:
             return self._below.node(level, index)
         if low < self.start:  # straddles the start: only above tile height
@@ -86,19 +85,3 @@ def fold(hashes: Sequence[bytes]) -> bytes:
     while len(level) > 1:
         level = [node_hash(level[i], level[i + 1]) for i in range(0, len(level), 2)]
     return level[0]
-
-
-def rfc6962_root(size: int, source: TileHashes | GrownTree) -> bytes:
-    """RFC 6962 MTH of the first `size` leaves of `source`, from its complete nodes (the peaks of
-    the binary decomposition of `size`, folded right to left). The empty tree's is sha256("")."""
-    if size == 0:
-        return hashlib.sha256(b"").digest()
-    peaks, start = [], 0
-    for level in reversed(range(size.bit_length())):
-        if size >> level & 1:
-            peaks.append(source.node(level, start >> level))
-            start += 1 << level
-    root = peaks.pop()
-    while peaks:
-        root = node_hash(peaks.pop(), root)
-    return root

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from ledger import merkle
 from ledger.exceptions import TileMalformed
 from ledger.tlog import tiles
-from ledger.tlog.tile_tree import GrownTree, TileHashes, rfc6962_root
+from ledger.tlog.rfc6962 import root_at as rfc6962_root
+from ledger.tlog.tile_tree import GrownTree, TileHashes
 
 
 def leaf(n: int) -> bytes:
@@ -78,7 +79,7 @@ def test_a_tile_is_fetched_once_and_a_short_one_is_refused() -> None:
 
 def test_incomplete_nodes_are_not_served() -> None:
     hashes = reader(300, tile_bytes(300))
-    with pytest.raises(ValueError, match="no complete node"):
+    with pytest.raises(LookupError, match="no complete node"):
         hashes.node(9, 0)
     assert hashes.node(8, 0) == naive_mth([leaf(n) for n in range(256)])
 
