@@ -62,20 +62,7 @@ class PublishDir:
         """Replace `relative` (such as `tile/0/000.p/7`) by `data`, atomically and durably."""
         target = self._target(relative)
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f"{TEMP_PREFIX}{target.name}-{secrets.token_hex(6)}")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            try:
-                _write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-            raise
-        fsync_dir(target.parent)
+        write_atomically(target, data)
         self.written.append(relative)
 
     def remove_temporaries(self) -> int:
@@ -91,6 +78,26 @@ class PublishDir:
         if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
             raise ValueError(f"not a path inside the publish directory: {relative!r}")
         return self.root.joinpath(*parts)
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Replace the file `target` by `data`: a temporary file in the same directory, fsynced,
+    renamed over it, and the directory fsynced. A crash leaves the old file or the new one, and
+    perhaps a `.tmp-` file beside it."""
+    temporary = target.with_name(f"{TEMP_PREFIX}{target.name}-{secrets.token_hex(6)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        raise
+    fsync_dir(target.parent)
 
 
 def _write_all(fd: int, data: bytes) -> None:
