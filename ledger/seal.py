@@ -44,7 +44,7 @@ SEED_SEAL_KEYS = frozenset(
         "signer_version",
     }
 )
-SEAL_EXTENSION_KEYS = frozenset({"prev_seal_sha256"})
+SEAL_EXTENSION_KEYS = frozenset({"prev_seal_sha256", "rfc6962_root"})
 SEAL_KEY_SETS = (SEED_SEAL_KEYS, SEED_SEAL_KEYS | SEAL_EXTENSION_KEYS)
 
 
@@ -70,9 +70,11 @@ def build_seal(
     first: tuple[str, str],
     last: tuple[str, str],
     prev_seal: Mapping[str, Any] | None,
+    rfc6962_root: bytes,
 ) -> dict[str, Any]:
     """A signed seal; `first`, `last` = (receipt_hash, collector run id) at the batch's ends;
-    `prev_seal` the newest seal before it (None for the first), chained by its sha256."""
+    `prev_seal` the newest seal before it (None for the first), chained by its sha256;
+    `rfc6962_root` the RFC 6962 root of the same leaves (binding the two trees together)."""
     seal = {
         "first_collector_run_id": first[1],
         "first_receipt_hash": first[0],
@@ -84,6 +86,7 @@ def build_seal(
         "merkle_root": merkle_root.hex(),
         "prev_seal_sha256": seal_sha256(prev_seal),
         "public_key_hex": public_key_hex(key),
+        "rfc6962_root": rfc6962_root.hex(),
         "run_id": run_id,
         "schema": SEAL_SCHEMA,
         "seal_family_version": SEAL_FAMILY_VERSION,

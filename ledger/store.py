@@ -31,6 +31,7 @@ from ledger.reader import (
     LedgerReader,
 )
 from ledger.seal import build_seal
+from ledger.tlog_store import CHECKPOINTS_PATH, CheckpointStore, log_origin, note_signer
 from ledger.tree import FileNodeStore
 
 __all__ = ["LEDGER_FILE", "RUNS_FILE", "SEALS_FILE", "IndexEntry", "Issued", "Ledger"]
@@ -52,6 +53,7 @@ class Ledger(LedgerReader):
         self._key = signing_key
         self._seal_every: int | None = None
         self._appender: BatchAppender | None = None
+        self._origin: str | None = None
 
     @classmethod
     def open(
@@ -62,16 +64,18 @@ class Ledger(LedgerReader):
         lock_timeout: float = 60.0,
         seal_every: int | None = None,
         writer: bool | None = None,
+        log_origin: str | None = None,
     ) -> Ledger:
         """Open a ledger as the writer (with `signing_key`) or as a reader (without).
 
         The writer creates the directory, takes the lock (raises LedgerLocked after `lock_timeout`
         seconds) and runs crash recovery. A reader raises LedgerNotFound when there is no ledger.
         `writer=True` without a key opens for maintenance (`rebuild_index`): locked, but cannot
-        sign.
+        sign. `log_origin` names the log in its checkpoints (default `crovia.local/<key_id>`).
         """
         ledger = cls(Path(directory).absolute(), signing_key)
         ledger._seal_every = seal_every
+        ledger._origin = log_origin
         try:
             if writer or (writer is None and signing_key is not None):
                 ledger._open_writer(lock_timeout)
@@ -122,6 +126,7 @@ class Ledger(LedgerReader):
         if self._leaf_count == 0:
             raise EmptyLedger("nothing to seal: the ledger has no leaves")
         if self._unsealed() == 0:
+            self._checkpoint(key)
             return self._last_seal
         first = self._index.leaf(self._leaf_count - self._unsealed())
         last = self._index.leaf(self._leaf_count - 1)
@@ -134,9 +139,11 @@ class Ledger(LedgerReader):
             first=(first.receipt_hash, first.run_hash),
             last=(last.receipt_hash, last.run_hash),
             prev_seal=self._last_seal,
+            rfc6962_root=self.rfc6962_root(),
         )
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
+        self._checkpoint(key)
         return seal
 
     def append_run(self, record: Mapping[str, Any]) -> None:
@@ -176,11 +183,19 @@ class Ledger(LedgerReader):
 
     def _recover(self) -> None:
         quarantine = self.directory / QUARANTINE_DIR
-        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE):
+        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE, CHECKPOINTS_PATH):
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
         self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+        if self._key is not None:
+            self._checkpoint(self._key)
+
+    def _checkpoint(self, key: nacl.signing.SigningKey) -> None:
+        """Sign the newest seal's checkpoint unless stored: a crash between the two is repaired."""
+        if self._last_seal is not None and "rfc6962_root" in self._last_seal:
+            origin = log_origin(self._origin, bytes(key.verify_key))
+            CheckpointStore(self.directory).ensure(self._last_seal, note_signer(key, origin))
 
     def _appender_for(self, key: nacl.signing.SigningKey) -> BatchAppender:
         if self._appender is None:

@@ -64,3 +64,21 @@ class TlogProofMalformed(TlogCheckFailed):
     """The bytes are not a c2sp.org/tlog-proof@v1 file."""
 
     check = "tlog_proof"
+
+
+class SealChainBroken(TlogCheckFailed):
+    """A seal does not name the seal before it (deleted, reordered or altered seal lines)."""
+
+    check = "seal_chain"
+
+
+class Rfc6962RootMismatch(TlogCheckFailed):
+    """A seal's rfc6962_root is not the RFC 6962 root of the ledger's leaves at its leaf_count."""
+
+    check = "rfc6962_root"
+
+
+class CheckpointMismatch(TlogCheckFailed):
+    """A stored checkpoint does not verify, or does not say what its seal says."""
+
+    check = "checkpoint"

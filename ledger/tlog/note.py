@@ -136,6 +136,10 @@ class Ed25519Verifier:
             raise TlogKeyError(f"verifier key {name!r} has type {sig_type:#04x}, not Ed25519 0x01")
         return cls(name, public_key)
 
+    @property
+    def vkey(self) -> str:
+        return verifier_key(self.name, ED25519, self.public_key)
+
     def verify(self, text: str, signature: bytes) -> None:
         try:
             self._key.verify(text.encode("utf-8"), signature)

@@ -75,13 +75,16 @@ def test_the_seal_key_set_is_the_seeds_or_the_seeds_plus_the_whole_extension() -
             verify_receipt(receipt)
 
 
-@pytest.mark.parametrize("change", ["drop", "edit"])
+@pytest.mark.parametrize("change", ["drop", "edit", "edit_root"])
 def test_the_chain_field_is_signed(three_seals, change: str) -> None:
     _seals, receipts = three_seals
     if change == "drop":  # leaves the reference's key set: the shape passes, the signature not
-        del receipts[1]["seal"]["prev_seal_sha256"]
-    else:
+        for name in SEAL_EXTENSION_KEYS:
+            del receipts[1]["seal"][name]
+    elif change == "edit":
         receipts[1]["seal"]["prev_seal_sha256"] = "0" * 64
+    else:
+        receipts[1]["seal"]["rfc6962_root"] = "0" * 64
     with pytest.raises(VerificationError) as caught:
         verify_receipt(receipts[1])
     assert caught.value.check == "seal_signature"
