@@ -199,3 +199,27 @@ class TileMalformed(VerificationError):
     """A published tile or entry bundle has the wrong size, or disagrees with what it hashes to."""
 
     check = "tile"
+
+
+class LogRolledBack(VerificationError):
+    """A published log shows a smaller tree than one seen (and verified) before."""
+
+    check = "rollback"
+
+
+class LogForked(VerificationError):
+    """A published log's tree does not extend the one seen before: a fork or a rewritten past."""
+
+    check = "fork"
+
+
+class EntryInvalid(VerificationError):
+    """A published entry is not an envelope of this ledger's shape and schema at its index."""
+
+    check = "entry"
+
+
+class QuorumNotMet(VerificationError):
+    """Fewer valid witness cosignatures on a checkpoint than the quorum asked for."""
+
+    check = "witness_quorum"
