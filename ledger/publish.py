@@ -62,7 +62,7 @@ class PublishReport:
 
     previous_size: int
     size: int
-    written: int
+    written: tuple[str, ...]  # paths written, the checkpoint last
     cosignatures: int
 
 
@@ -129,7 +129,7 @@ def publish(
             _check_ledger_root(nodes, new)
             old = None if full else _published(out, nodes, new)
             if old is not None and old.size == new.size:
-                return PublishReport(old.size, new.size, 0, 0)
+                return PublishReport(old.size, new.size, (), 0)
             old_size = 0 if old is None else old.size
             context = PublishContext(ledger_dir, out, nodes, index, old_size, new.size, new)
             for writer in writers:
@@ -137,7 +137,7 @@ def publish(
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)
             note = parse_note(stored.note)
             out.write(CHECKPOINT, Note(note.text, (*note.signatures, *cosignatures)).to_bytes())
-            return PublishReport(old_size, new.size, len(out.written), len(cosignatures))
+            return PublishReport(old_size, new.size, tuple(out.written), len(cosignatures))
         finally:
             nodes.close()
             index.close()

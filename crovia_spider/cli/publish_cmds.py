@@ -63,12 +63,12 @@ def cmd_publish(args: argparse.Namespace) -> int:
     cosigner = functools.partial(collect_cosignatures, witnesses) if witnesses else None
     report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner)
     if args.json:
-        print_json({**report.__dict__, "dir": str(args.dir)})
+        print_json({**report.__dict__, "written": len(report.written), "dir": str(args.dir)})
     elif report.previous_size == report.size and not report.written:
         print(f"{args.dir}: already at size {report.size}, nothing to publish")
     else:
         print(
             f"{args.dir}: published size {report.size} (was {report.previous_size}),"
-            f" {report.written} files written, {report.cosignatures} cosignature(s)"
+            f" {len(report.written)} files written, {report.cosignatures} cosignature(s)"
         )
     return EXIT_OK
