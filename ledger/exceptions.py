@@ -62,6 +62,14 @@ class DuplicateAxiom(LedgerError):
     """An envelope with this axiom_id is already in the ledger (or twice in one batch)."""
 
 
+class WrongSigningKey(LedgerError):
+    """A writer offered a key other than the ledger's current key (one key per ledger)."""
+
+
+class RotationRefused(LedgerError):
+    """A key rotation cannot be made (the new key is one the ledger already had)."""
+
+
 class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
 
@@ -223,3 +231,9 @@ class QuorumNotMet(VerificationError):
     """Fewer valid witness cosignatures on a checkpoint than the quorum asked for."""
 
     check = "witness_quorum"
+
+
+class RotationInvalid(VerificationError):
+    """A key rotation record is malformed, badly signed, or does not chain (docs/ledger.md)."""
+
+    check = "key_rotation"

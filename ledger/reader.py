@@ -5,7 +5,7 @@ lock, recovery, issue, seal). A reader never writes: it reads the index and node
 keeps and looks again for new leaves and seals each time it is asked.
 
 Layout (docs/ledger.md): axiom_ledger.jsonl (line n = leaf n), seals.jsonl, runs.jsonl,
-index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/.
+rotations.jsonl, index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ledger.tree import FileNodeStore
 LEDGER_FILE = "axiom_ledger.jsonl"
 SEALS_FILE = "seals.jsonl"
 RUNS_FILE = "runs.jsonl"
+ROTATIONS_FILE = "rotations.jsonl"
 INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"

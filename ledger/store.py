@@ -25,6 +25,7 @@ from ledger.reader import (
     LEDGER_FILE,
     LOCK_FILE,
     QUARANTINE_DIR,
+    ROTATIONS_FILE,
     RUNS_FILE,
     SEALS_FILE,
     TREE_DIR,
@@ -33,6 +34,7 @@ from ledger.reader import (
 from ledger.seal import build_seal
 from ledger.tlog_store import CHECKPOINTS_PATH, CheckpointStore, log_origin, note_signer
 from ledger.tree import FileNodeStore
+from ledger.writer_key import check_writer_key
 
 __all__ = ["LEDGER_FILE", "RUNS_FILE", "SEALS_FILE", "IndexEntry", "Issued", "Ledger"]
 
@@ -69,15 +71,20 @@ class Ledger(LedgerReader):
         """Open a ledger as the writer (with `signing_key`) or as a reader (without).
 
         The writer creates the directory, takes the lock (raises LedgerLocked after `lock_timeout`
-        seconds) and runs crash recovery. A reader raises LedgerNotFound when there is no ledger.
-        `writer=True` without a key opens for maintenance (`rebuild_index`): locked, but cannot
-        sign. `log_origin` names the log in its checkpoints (default `crovia.local/<key_id>`).
+        seconds) and runs crash recovery. It raises WrongSigningKey, having written nothing, when
+        `signing_key` is not the ledger's current key (ledger/writer_key.py). A reader raises
+        LedgerNotFound when there is no ledger. `writer=True` without a key opens for maintenance
+        (`rebuild_index`): locked, but cannot sign. `log_origin` names the log in its checkpoints
+        (default: the origin of the checkpoints already stored, else `crovia.local/<key_id>`);
+        LogOriginChanged if it differs from theirs.
         """
         ledger = cls(Path(directory).absolute(), signing_key)
         ledger._seal_every = seal_every
         ledger._origin = log_origin
         try:
             if writer or (writer is None and signing_key is not None):
+                if signing_key is not None:  # before the lock: a refused writer changes no byte
+                    check_writer_key(ledger.directory, signing_key)
                 ledger._open_writer(lock_timeout)
             else:
                 ledger._open_reader()
@@ -180,10 +187,12 @@ class Ledger(LedgerReader):
         self._index = LedgerIndex(self.directory / INDEX_FILE, writable=True)
         self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=True)
         self._recover()
+        if self._key is not None:  # again under the lock: a rotation may have come meanwhile
+            check_writer_key(self.directory, self._key)
 
     def _recover(self) -> None:
         quarantine = self.directory / QUARANTINE_DIR
-        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE, CHECKPOINTS_PATH):
+        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE, ROTATIONS_FILE, CHECKPOINTS_PATH):
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
@@ -194,8 +203,9 @@ class Ledger(LedgerReader):
     def _checkpoint(self, key: nacl.signing.SigningKey) -> None:
         """Sign the newest seal's checkpoint unless stored: a crash between the two is repaired."""
         if self._last_seal is not None and "rfc6962_root" in self._last_seal:
-            origin = log_origin(self._origin, bytes(key.verify_key))
-            CheckpointStore(self.directory).ensure(self._last_seal, note_signer(key, origin))
+            store = CheckpointStore(self.directory)  # unset, the origin stays the log's own
+            origin = log_origin(self._origin or store.origin(), bytes(key.verify_key))
+            store.ensure(self._last_seal, note_signer(key, origin))
 
     def _appender_for(self, key: nacl.signing.SigningKey) -> BatchAppender:
         if self._appender is None:

@@ -19,9 +19,11 @@ import orjson
 from ledger import jsonl
 from ledger.canonical import encode_checked
 from ledger.keys import key_id
+from ledger.reader import LedgerReader
 from ledger.tlog.checkpoint import Checkpoint, parse_checkpoint, sign_checkpoint
 from ledger.tlog.exceptions import CheckpointMismatch, TlogError
 from ledger.tlog.note import Ed25519Signer, Ed25519Verifier, check_key_name, parse_note
+from ledger.tlog.proof import TlogProof, format_tlog_proof
 
 TLOG_DIR = "tlog"
 CHECKPOINTS_FILE = "checkpoints.jsonl"
@@ -93,6 +95,11 @@ class CheckpointStore:
         record = jsonl.last_line(self.path)
         return None if record is None else _stored(record, "last")
 
+    def origin(self) -> str | None:
+        """The origin of the stored checkpoints (the newest one's), or None before the first."""
+        last = self.last()
+        return None if last is None else last.checkpoint.origin
+
     def at(self, leaf_count: int) -> StoredCheckpoint | None:
         """The checkpoint signed with the seal at `leaf_count`, or None."""
         return next((c for c in self if c.leaf_count == leaf_count), None)
@@ -133,3 +140,23 @@ def _stored(record: Any, number: int | str) -> StoredCheckpoint:
     ):
         raise CheckpointMismatch(f"{CHECKPOINTS_PATH} line {number} is not a checkpoint record")
     return StoredCheckpoint(record["leaf_count"], record["checkpoint"].encode("utf-8"))
+
+
+class NoCheckpoint(TlogError):
+    """The seal a proof needs has no checkpoint (a seal made before checkpoints, or unrepaired)."""
+
+
+def tlog_proof_for(reader: LedgerReader, leaf_index: int, leaf_count: int) -> bytes:
+    """The c2sp.org/tlog-proof file of leaf `leaf_index` under the checkpoint of the seal at
+    `leaf_count` (the seal a receipt of the same leaf names).
+
+    Raises NoCheckpoint when that seal has no stored checkpoint.
+    """
+    stored = CheckpointStore(reader.directory).at(leaf_count)
+    if stored is None:
+        raise NoCheckpoint(
+            f"no checkpoint for the seal at {leaf_count} leaves in {reader.directory};"
+            " a writer signs one for the newest seal (run `crovia seal`)"
+        )
+    proof = reader.rfc6962_inclusion(leaf_index, leaf_count)
+    return format_tlog_proof(TlogProof(leaf_index, tuple(proof), stored.note))

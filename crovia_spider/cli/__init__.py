@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.publish_cmds",
     "crovia_spider.cli.monitor_cmds",
     "crovia_spider.cli.witness_cmds",
+    "crovia_spider.cli.tlog_cmds",
 )
 
 

@@ -90,11 +90,15 @@ def cmd_pubkey(args: argparse.Namespace) -> int:
 
 
 def trust_root(public: bytes) -> dict[str, str]:
-    """The trust root of a raw ed25519 public key: what others pin (docs/ledger.md)."""
+    """The trust root of a raw ed25519 public key: what others pin (docs/ledger.md), with the
+    note verifier key of its checkpoints under $CROVIA_LOG_ORIGIN or the default origin."""
     from ledger.keys import key_id
+    from ledger.tlog_store import log_origin, note_verifier_key
 
+    origin = log_origin(env_default("CROVIA_LOG_ORIGIN") or None, public)
     return {
         "key_id": key_id(public),
+        "note_verifier_key": note_verifier_key(public, origin),
         "public_key_hex": public.hex(),
         "signature_algorithm": "ed25519",
     }
@@ -114,6 +118,7 @@ def _show(args: argparse.Namespace, key: object, *, key_file: Path) -> int:
         return EXIT_OK
     print(f"public key: {root['public_key_hex']}")
     print(f"key_id:     {root['key_id']}")
+    print(f"note verifier key: {root['note_verifier_key']}")
     if written is not None:
         print(f"trust root: {written}")
     return EXIT_OK

@@ -51,6 +51,12 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     ledger_dir(parser)
     parser.add_argument("--out", type=Path, help="write the receipt here instead of stdout")
+    parser.add_argument(
+        "--tlog-proof",
+        type=Path,
+        metavar="FILE",
+        help="also write a c2sp.org/tlog-proof file for the same leaf and seal",
+    )
     force_flag(parser)
     parser.set_defaults(handler=cmd_prove)
 
@@ -98,7 +104,12 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
-        data = canonical_json(ledger.receipt(args.axiom_id))
+        receipt = ledger.receipt(args.axiom_id)
+        if args.tlog_proof is not None:
+            from crovia_spider.cli.tlog_cmds import write_tlog_proof
+
+            write_tlog_proof(ledger, receipt, args.tlog_proof, force=args.force)
+    data = canonical_json(receipt)
     if args.out is not None:
         write_output(args.out, data, force=args.force)
     else:  # byte for byte the canonical receipt; a newline only for a human at a terminal

@@ -34,7 +34,7 @@ SECTION_KEYS = {
     | {"sealed_at", "sig_algorithm", "signature", "signer_version"},
 }
 # New seals add exactly these signed keys (docs/format.md, "This project"); the seed has none.
-SEAL_EXTENSION = {"prev_seal_sha256"}
+SEAL_EXTENSION = {"prev_seal_sha256", "rfc6962_root"}
 RECEIPT_KEYS = set(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
 CANONICALIZATION = {
     "envelope_id": "axm_ + sha256(envelope minus {signature, axiom_id, anchors})",
