@@ -63,8 +63,10 @@ def test_the_first_seal_decides_not_a_later_one(filled: Path, key, other) -> Non
     first = seals.read_bytes()
     with Ledger.open(filled, signing_key=key) as ledger:
         ledger.seal()
-    foreign = (filled / "seals.jsonl").read_bytes()[len(first) :].replace(
-        bytes(key.verify_key).hex().encode(), bytes(other.verify_key).hex().encode()
+    foreign = (
+        (filled / "seals.jsonl")
+        .read_bytes()[len(first) :]
+        .replace(bytes(key.verify_key).hex().encode(), bytes(other.verify_key).hex().encode())
     )
     seals.write_bytes(first + foreign)
     refused(filled, key, other)
