@@ -46,6 +46,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "",
         "command starting scheduled crawls; empty: python -m scrapy",
     ),
+    "CROVIA_PUBLISH_DIR": (
+        "",
+        "where `crovia publish` writes the static log; set: the scheduler publishes after seals",
+    ),
+    "CROVIA_WITNESSES": ("", "comma-separated witness base URLs `crovia publish` asks to cosign"),
 }
 
 

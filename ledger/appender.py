@@ -21,6 +21,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import DuplicateAxiom
 from ledger.index import LeafRow, LedgerIndex, row_for
 from ledger.signer import BatchSigner, Signed
+from ledger.tlog.tiles import check_entry_size
 from ledger.tree import FileNodeStore
 
 
@@ -58,10 +59,14 @@ class BatchAppender:
     def prepare(self, envelopes: Sequence[Mapping[str, Any]], start: int) -> list[Signed]:
         """Sign `envelopes` as leaves `start`... and check them; nothing is written.
 
-        Raises CanonicalizationError, or DuplicateAxiom for an id already in the ledger or twice
-        in the batch. The caller may then `write` the result in consecutive parts.
+        Raises CanonicalizationError, DuplicateAxiom for an id already in the ledger or twice in
+        the batch, or EntryTooLarge for a line no entry bundle of the published log can hold. The
+        caller may then `write` the result in consecutive parts.
         """
         signed = self._signer.sign(envelopes, start)
+        for leaf_index, (_full, line, _digest) in enumerate(signed, start):
+            # every line must fit the published log's entry bundles (docs/ledger.md, "Tiles")
+            check_entry_size(memoryview(line)[:-1], leaf_index)
         if signed:
             _refuse_duplicates(self._index, [full["axiom_id"] for full, _line, _digest in signed])
         return signed

@@ -74,6 +74,22 @@ class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
 
 
+class EntryTooLarge(LedgerError):
+    """A ledger line is longer than a tlog-tiles entry bundle can hold (65,535 bytes)."""
+
+
+class NotPublished(LedgerError):
+    """A published log has no object at that path (a 404, or no such file)."""
+
+
+class SourceUnavailable(LedgerError):
+    """A published log cannot be read: the network, the server or the disk failed."""
+
+
+class PublishConflict(LedgerError):
+    """The publish directory holds another history than the ledger (refused without --full)."""
+
+
 # -- failed checks ---------------------------------------------------------------------------------
 
 
@@ -185,6 +201,36 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class TileMalformed(VerificationError):
+    """A published tile or entry bundle has the wrong size, or disagrees with what it hashes to."""
+
+    check = "tile"
+
+
+class LogRolledBack(VerificationError):
+    """A published log shows a smaller tree than one seen (and verified) before."""
+
+    check = "rollback"
+
+
+class LogForked(VerificationError):
+    """A published log's tree does not extend the one seen before: a fork or a rewritten past."""
+
+    check = "fork"
+
+
+class EntryInvalid(VerificationError):
+    """A published entry is not an envelope of this ledger's shape and schema at its index."""
+
+    check = "entry"
+
+
+class QuorumNotMet(VerificationError):
+    """Fewer valid witness cosignatures on a checkpoint than the quorum asked for."""
+
+    check = "witness_quorum"
 
 
 class RotationInvalid(VerificationError):

@@ -109,10 +109,11 @@ class Ledger(LedgerReader):
         """Sign and append unsigned envelopes; return once durable, with each leaf's position.
 
         Raises ReadOnlyLedger for a reader, CanonicalizationError for a float or other unsignable
-        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch:
-        then nothing is written. With `seal_every=N` the batch is written in parts cut where N
-        leaves are unsealed, each part fsynced and followed by its seal; if writing a later part
-        fails, the earlier parts stay durable and sealed (and raise the error all the same).
+        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch,
+        EntryTooLarge for a line over 65,535 bytes (the limit of the published log's entry
+        bundles): then nothing is written. With `seal_every=N` the batch is written in parts cut
+        where N leaves are unsealed, each part fsynced and followed by its seal; if writing a later
+        part fails, the earlier parts stay durable and sealed (and raise the error all the same).
         """
         key = self._writer_key()
         start = self._leaf_count

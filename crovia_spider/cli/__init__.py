@@ -25,6 +25,9 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.body_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
+    "crovia_spider.cli.publish_cmds",
+    "crovia_spider.cli.monitor_cmds",
+    "crovia_spider.cli.witness_cmds",
     "crovia_spider.cli.tlog_cmds",
     "crovia_spider.cli.stamp_cmds",
 )

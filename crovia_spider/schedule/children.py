@@ -38,8 +38,10 @@ def crawl_command() -> list[str]:
 
 def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
     """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...`, `crovia seal` or
-    `crovia stamp [--upgrade]`.
+    `crovia stamp [--upgrade]` or `crovia publish`.
     """
+    if job.publish:
+        return [sys.executable, "-m", "crovia_spider", "publish"]
     if job.is_seal:
         return [sys.executable, "-m", "crovia_spider", "seal"]
     if job.stamp:
