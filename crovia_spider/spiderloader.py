@@ -15,6 +15,7 @@ from scrapy.spiderloader import SpiderLoader
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds_config import load_feeds
+from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
 
 logger = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ class FeedsSpiderLoader(SpiderLoader):
 
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
-        for name in self._config_spider_names(settings["CROVIA_FEEDS_FILE"]):
+        for name in self._config_spider_names(resolve_path(settings["CROVIA_FEEDS_FILE"])):
             if name not in self._spiders:
                 self._spiders[name] = type(
                     f"{name.title().replace('_', '')}Spider",
@@ -34,9 +35,9 @@ class FeedsSpiderLoader(SpiderLoader):
                 )
 
     @staticmethod
-    def _config_spider_names(path: str) -> list[str]:
+    def _config_spider_names(path: Path) -> list[str]:
         # A broken feed list must not break `scrapy list`; the crawl itself reports the error.
-        if not Path(path).exists():
+        if not path.exists():
             return []
         try:
             return sorted({feed.spider for feed in load_feeds(path)})

@@ -20,6 +20,7 @@ from scrapy.crawler import Crawler
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.items import FeedEntryItem
+from crovia_spider.options import resolve_path
 from pipelines.normalize import ENVELOPE_TARGET, subtype_fields
 from pipelines.stage import Stage
 
@@ -129,7 +130,7 @@ class ClassifyPipeline(Stage):
         super().__init__(crawler)
         # Validated when the crawl is built, before the ledger is opened and any request is sent.
         try:
-            self.ruleset = load_ruleset(crawler.settings["CROVIA_CLASSIFY_FILE"])
+            self.ruleset = load_ruleset(resolve_path(crawler.settings["CROVIA_CLASSIFY_FILE"]))
         except ConfigError as exc:
             logger.critical("crawl refused: %s", exc)
             raise

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.options import env_default
+from crovia_spider.options import path_default
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     _feeds_file(listing)
     listing.add_argument(
-        "--ledger-dir", type=Path, default=Path(env_default("CROVIA_LEDGER_DIR")),
+        "--ledger-dir", type=Path, default=path_default("CROVIA_LEDGER_DIR"),
         help="ledger directory holding the feed state (default: $CROVIA_LEDGER_DIR or %(default)s)",
     )  # fmt: skip
     listing.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _feeds_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--feeds-file", type=Path, default=Path(env_default("CROVIA_FEEDS_FILE")),
+        "--feeds-file", type=Path, default=path_default("CROVIA_FEEDS_FILE"),
         help="feed list (default: $CROVIA_FEEDS_FILE or %(default)s)",
     )  # fmt: skip
 

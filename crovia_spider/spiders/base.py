@@ -29,7 +29,7 @@ from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.feed_state import conditional_headers, load_state
 from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.options import user_agent
+from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 
@@ -67,7 +67,7 @@ class FeedSpider(scrapy.Spider):
         logfilters.install()
         spider = super().from_crawler(crawler, *args, **kwargs)
         try:
-            feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
+            feeds = load_feeds(resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]))
             spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
         except ConfigError as exc:
             spider.logger.critical("crawl refused: %s", exc)
@@ -82,7 +82,7 @@ class FeedSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
-        state = load_state(self.settings["CROVIA_LEDGER_DIR"])
+        state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
         for feed in self.feeds:
             yield scrapy.Request(
                 feed.url,
