@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 
 DEFAULT_SPIDER = "vendor_press"
@@ -48,14 +49,16 @@ class FeedConfig:
 def load_feeds(path: Path | str) -> list[FeedConfig]:
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
-    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, no
-    `[[feeds]]`, an unknown key, a missing or malformed field, a duplicate vendor id or URL.
+    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, a
+    top-level table other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown
+    key, a missing or malformed field, a duplicate vendor id or URL.
     """
     path = Path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the feed list: {exc}") from exc
+    check_top_level(path, document, {"feeds": "[[feeds]]"})
     entries = document.get("feeds")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[feeds]] entries")

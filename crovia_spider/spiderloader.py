@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import scrapy
+from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy.spiderloader import SpiderLoader
 
@@ -19,6 +21,21 @@ from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
 
 logger = logging.getLogger(__name__)
+
+
+class UnknownSpider(UsageError, KeyError):
+    """No spider of that name. A UsageError, so `scrapy crawl NAME` prints one line and exits 2
+    instead of a traceback; a KeyError, as Scrapy's loader interface promises."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(
+            f"unknown spider {name!r}; spiders of this project: {', '.join(known) or 'none'}"
+            " (`scrapy list`)",
+            print_help=False,
+        )
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 class FeedsSpiderLoader(SpiderLoader):
@@ -33,6 +50,13 @@ class FeedsSpiderLoader(SpiderLoader):
                     (FeedSpider,),
                     {"name": name, "__module__": __name__},
                 )
+
+    def load(self, spider_name: str) -> type[scrapy.Spider]:
+        """The spider class named `spider_name`. Raises UnknownSpider listing every spider."""
+        try:
+            return super().load(spider_name)
+        except KeyError:
+            raise UnknownSpider(spider_name, sorted(self.list())) from None
 
     @staticmethod
     def _config_spider_names(path: Path) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path
@@ -33,6 +34,11 @@ DECISION_HINTS = {
 }
 _CONDITIONS = {"vendor", "announce_type", "change", "keywords_any", "keywords_none"}
 _OUTPUTS = {"decision_hint", "category"}
+_TOP_LEVEL = {
+    "version": "version",
+    "default_decision_hint": "default_decision_hint",
+    "rules": "[[rules]]",
+}
 logger = logging.getLogger(__name__)
 _CATEGORY = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
@@ -73,6 +79,7 @@ def load_ruleset(path: Path | str) -> Ruleset:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the classification rules: {exc}") from exc
+    check_top_level(path, doc, _TOP_LEVEL)
     version, default = doc.get("version"), doc.get("default_decision_hint", "POSITIVE")
     if not isinstance(version, str) or not version:
         raise ConfigError(f"{path}: `version` (a non-empty string) is required")

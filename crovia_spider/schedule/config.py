@@ -15,6 +15,7 @@ from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.schedule.triggers import (
     crontab_trigger,
@@ -60,11 +61,7 @@ def load_schedule(path: Path) -> list[Job]:
         raise ConfigError(f"{path}: no such schedule file") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    extra = set(data) - {"jobs"}
-    if extra:
-        raise ConfigError(
-            f"{path}: unknown top-level key(s) {sorted(extra)}; only [[jobs]] belongs here"
-        )
+    check_top_level(path, data, {"jobs": "[[jobs]]"})
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[jobs]] entries")
