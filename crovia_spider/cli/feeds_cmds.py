@@ -51,9 +51,15 @@ def _feeds_file(parser: argparse.ArgumentParser) -> None:
 
 
 def list_feeds(args: argparse.Namespace) -> int:
+    """Print each feed and its last outcome. Raises LedgerNotFound (exit 2) when the ledger
+    directory does not exist: a mistyped path must not read as "never crawled"."""
     from crovia_spider.feed_state import load_state
     from crovia_spider.feeds_config import load_feeds
+    from ledger.exceptions import LedgerNotFound
 
+    if not args.ledger_dir.is_dir():
+        raise LedgerNotFound(f"no ledger directory at {args.ledger_dir} (crawl first, or give"
+                             " --ledger-dir)")  # fmt: skip
     state = load_state(args.ledger_dir)
     rows = []
     for feed in load_feeds(args.feeds_file):
