@@ -24,6 +24,7 @@ from crovia_spider.schedule.triggers import (
     parse_duration,
 )
 
+MAX_JITTER = 86400
 JOB_KEYS = frozenset({"name", "spider", "args", "seal", "cron", "every", "timezone", "jitter"})
 # Names become APScheduler job ids and log fields; spider names are Scrapy's own rule.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -121,8 +122,12 @@ def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
 def _parse_jitter(jitter: Any) -> int | None:
     if jitter is None:
         return None
-    if isinstance(jitter, bool) or not isinstance(jitter, int) or jitter < 0:
-        raise ValueError(f"'jitter' must be a whole number of seconds >= 0, got {jitter!r}")
+    # A day at most: APScheduler adds it to each fire time, and a huge one overflows there.
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or not 0 <= jitter <= MAX_JITTER:
+        raise ValueError(
+            f"'jitter' must be a whole number of seconds from 0 to {MAX_JITTER} (a day),"
+            f" got {jitter!r}"
+        )
     return jitter or None
 
 
