@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,14 @@ def _entry(path: Path, index: int, raw: Any) -> FeedConfig:
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {sorted(_KEYS)}")
     try:
-        return _build(raw)
+        return feed_from_table(raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _build(raw: dict[str, Any]) -> FeedConfig:
+def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
+    """The FeedConfig of one `[[feeds]]` table whose keys are known. Raises ValueError or
+    TypeError saying which field is wrong (the caller adds the file and entry)."""
     for key in ("vendor", "url"):
         if key not in raw:
             raise ValueError(f"missing required key {key!r}")
@@ -136,6 +139,8 @@ def _build(raw: dict[str, Any]) -> FeedConfig:
 
 
 def _check_url(url: str) -> None:
+    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in url):
+        raise ValueError(f"'url' = {url!r}: spaces and control characters are not allowed")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'url' = {url!r}: an absolute http(s) URL is required")

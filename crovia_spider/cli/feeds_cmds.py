@@ -35,11 +35,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     opml = commands.add_parser(
         "import-opml", help="add the feeds of an OPML file to the feed list",
         description="Append every feed of an OPML file that is not configured yet; the file is "
-        "validated before it is replaced.",
+        "validated before it is replaced. An outline that is not a valid feed, or whose host is "
+        "not a public address, is skipped and reported.",
     )  # fmt: skip
     opml.add_argument("opml", type=Path, metavar="FILE", help="OPML file exported by a feed reader")
     _feeds_file(opml)
     opml.add_argument("--category", help="category of the imported feeds (default: news)")
+    opml.add_argument(
+        "--allow-private", action="store_true",
+        help="also import feeds on loopback, private, link-local or other non-public addresses",
+    )  # fmt: skip
     opml.set_defaults(handler=import_opml)
 
 
@@ -95,7 +100,9 @@ def _outcome(last: dict | None) -> str:
 def import_opml(args: argparse.Namespace) -> int:
     from crovia_spider.opml import import_opml as run_import
 
-    result = run_import(args.opml, args.feeds_file, category=args.category)
+    result = run_import(
+        args.opml, args.feeds_file, category=args.category, allow_private=args.allow_private
+    )
     for entry in result.added:
         print(f"added {entry['vendor']}: {entry['url']}")
     for line in result.skipped:
