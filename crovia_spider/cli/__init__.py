@@ -21,6 +21,7 @@ EXIT_USAGE = 2
 
 SUBCOMMAND_MODULES = (
     "crovia_spider.cli.ledger_cmds",
+    "crovia_spider.cli.find_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
 )
