@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json
+from crovia_spider.cli.ledger_args import ledger_dir, print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=_since,
         help="observed at or after DATE: 2026-11-29 (UTC) or 2026-11-29T18:00:00Z",
     )
-    json_flag(parser)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    output.add_argument(
+        "--ids", action="store_true", help="only the axiom ids, one a line (for scripts)"
+    )
     parser.set_defaults(handler=cmd_find)
 
 
@@ -43,6 +47,10 @@ def cmd_find(args: argparse.Namespace) -> int:
     if args.json:
         items = [leaf.as_dict() for leaf in found]
         print_json({"count": len(items), "items": items})
+        return EXIT_OK
+    if args.ids:
+        for leaf in found:
+            print(leaf.axiom_id)
         return EXIT_OK
     count = 0
     for leaf in found:

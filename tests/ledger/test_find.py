@@ -81,6 +81,13 @@ def test_text_output_names_the_axiom_id_and_item(crawled, capsys):
     assert out[-1].startswith(f"{sum(r['vendor'] == 'openai' for r in records(leaves))} found")
 
 
+def test_ids_only(crawled, capsys):
+    ledger, leaves = crawled
+    assert main(["find", "--ledger-dir", str(ledger), "--ids", "--vendor", "openai"]) == 0
+    ids = [e["axiom_id"] for e in leaves if e["body"]["vendor"] == "openai"]
+    assert capsys.readouterr().out == "".join(f"{i}\n" for i in ids)
+
+
 def test_find_writes_nothing(crawled, capsys):
     ledger, _ = crawled
     before = {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in ledger.iterdir()}
