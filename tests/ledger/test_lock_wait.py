@@ -12,7 +12,9 @@ import sys
 import threading
 from pathlib import Path
 
+from ledger.keys import load_signing_key
 from ledger.store import Ledger
+from tests.crawl import crawl_env, run_crawl
 from tests.vectors.make_vectors import sample_envelope
 
 WAITING = "waiting for the ledger lock"
@@ -74,3 +76,14 @@ def test_crovia_seal_says_it_waits_then_gives_up(ledger_dir: Path, key, tmp_path
     assert proc.stderr.count(WAITING) == 1
     assert f"pid {os.getpid()}" in proc.stderr.split(WAITING, 1)[1].splitlines()[0]
     assert "gave up after" in proc.stderr
+
+
+def test_a_crawl_says_it_waits(tmp_path: Path, feed_server) -> None:
+    feeds = [{"vendor": "openai", "url": feed_server.url("openai_news_rss_prefix.xml")}]
+    key = load_signing_key(crawl_env(tmp_path)["CROVIA_SIGNING_KEY_FILE"])
+    with Ledger.open(tmp_path / "ledger", signing_key=key):
+        proc = run_crawl(tmp_path, feeds, "-s", "CROVIA_LOCK_TIMEOUT=0.3")
+    assert proc.returncode != 0
+    assert proc.stderr.count(WAITING) == 1
+    assert f"pid {os.getpid()}), up to 0.3s" in proc.stderr
+    assert feed_server.requests == []
