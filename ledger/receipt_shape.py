@@ -12,6 +12,7 @@ from typing import Any
 from ledger.canonical import check_signable
 from ledger.exceptions import BitcoinAnchorUnverifiable, CanonicalizationError, ReceiptMalformed
 from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
+from ledger.seal import SEAL_KEY_SETS
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
 # Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
@@ -40,7 +41,7 @@ def check_receipt_shape(receipt: Any) -> None:
     except CanonicalizationError as exc:
         raise ReceiptMalformed(f"not canonical-encodable: {exc}") from None
     for name, keys in SECTION_KEYS.items():
-        _expect_keys(name, receipt[name], keys)
+        _expect_keys(name, receipt[name], _accepted_keys(name, receipt[name], keys))
     envelope = receipt["envelope"]
     if not isinstance(envelope, dict) or not {"axiom_id", "signature"} <= envelope.keys():
         raise ReceiptMalformed("envelope is an object with axiom_id and signature")
@@ -63,6 +64,13 @@ def _check_bitcoin_anchor(anchor: Mapping[str, Any]) -> None:
             expected=f"no attestations, status in {sorted(UNSTAMPED_STATUSES)}",
             computed=anchor,
         )
+
+
+def _accepted_keys(name: str, section: Any, keys: frozenset[str]) -> frozenset[str]:
+    """A seal may have the reference's keys or those plus the whole extension (ledger/seal.py)."""
+    if name == "seal" and isinstance(section, Mapping) and frozenset(section) in SEAL_KEY_SETS:
+        return frozenset(section)
+    return keys
 
 
 def _expect_keys(name: str, section: Any, keys: frozenset[str]) -> None:
