@@ -8,7 +8,7 @@ pinned key suffice.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +32,13 @@ from ledger.exceptions import (
     UntrustedKey,
     VerifierUrlMismatch,
 )
+from ledger.keychain import KeyChain, receipt_key_chain
 from ledger.keys import key_id as key_id_of
 from ledger.keys import parse_pin
 from ledger.receipt import MERKLE_PROOF_PARAMS
 from ledger.receipt_shape import check_receipt_shape
 from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
+from ledger.stamps.check import StampVerdict, verify_stamps
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX128 = re.compile(r"[0-9a-f]{128}")
@@ -54,34 +56,49 @@ class Verdict:
     public_key_hex: str
     key_pinned: bool
     checks: tuple[str, ...]
+    stamps: StampVerdict | None = None
+    key_rotations: int = 0  # rotation records followed from the ledger's first key to the seal's
 
 
 def verify_receipt(
-    receipt: Mapping[str, Any], *, pubkey_hex: str | None = None, key_id: str | None = None
+    receipt: Mapping[str, Any],
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
 ) -> Verdict:
     """Check `receipt` offline: return a Verdict or raise the first failed check's error.
 
     `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
     the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
     Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
+    Stamps the receipt carries are checked too (ledger.stamps.check: Rfc3161Invalid, OtsInvalid),
+    their TSAs chained to `tsa_roots` and Bitcoin claims to `bitcoin_headers` when given.
     """
     pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
     check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
+    chain = receipt_key_chain(receipt)  # the seal's key alone, or key_rotations up to it
+    leaf_key = chain.verify_key_for_leaf(receipt["ledger"]["leaf_index"])
     checks = [
         _check_axiom_id(receipt),
         _check_verifier_url(receipt),
-        check_envelope_signature(envelope, verify_key),
+        check_envelope_signature(envelope, leaf_key),
         _check_leaf_hash(receipt),
         _check_path(receipt),
         _check_anchor(receipt),
         check_seal_signature(seal, verify_key),
         _check_trust_root(receipt),
     ]
-    pinned = _check_pinned(seal, pubkey_hex, key_id)
+    if chain.records:
+        checks.append("key_rotation")
+    pinned = _check_pinned(seal, pubkey_hex, key_id, chain)
     if pinned:
         checks.append("pinned_key")
+    stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
+    checks += stamps.checks
     return Verdict(
         axiom_id=receipt["axiom_id"],
         leaf_index=receipt["ledger"]["leaf_index"],
@@ -91,6 +108,8 @@ def verify_receipt(
         public_key_hex=seal["public_key_hex"],
         key_pinned=pinned,
         checks=tuple(checks),
+        stamps=stamps,
+        key_rotations=len(chain.records),
     )
 
 
@@ -262,14 +281,17 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
     return "trust_root"
 
 
-def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None) -> bool:
-    if pubkey_hex is not None and pubkey_hex != seal["public_key_hex"]:
+def _check_pinned(
+    seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None, chain: KeyChain
+) -> bool:
+    """The pin names the seal's key, or a key the receipt's rotations chain to it."""
+    if pubkey_hex is not None and pubkey_hex not in chain.keys:
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned one",
             expected=pubkey_hex,
             computed=seal["public_key_hex"],
         )
-    if key_id is not None and key_id != seal["key_id"]:
+    if key_id is not None and key_id not in chain.key_ids():
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned key_id",
             expected=key_id,

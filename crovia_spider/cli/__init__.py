@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
     "crovia_spider.cli.tlog_cmds",
+    "crovia_spider.cli.stamp_cmds",
 )
 
 

@@ -150,6 +150,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"audit ok: {report.leaves} leaves, {report.seals} seals, {signed},"
         f" {report.seconds:.1f}s ({rate:.0f} leaves/s){torn}"
     )
+    if report.key_rotations:
+        print(
+            f"followed {report.key_rotations} key rotation(s) (rotations.jsonl): each leaf and"
+            " seal was checked under the key of its era"
+        )
     if report.signatures_checked and not report.key_pinned:
         print(
             "NOTE: no key was pinned, so the signatures were checked under the key the first seal"
@@ -161,10 +166,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.stamps.store import stamp_counts
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
         stats = ledger.stats()
+        stats["stamps"] = stamp_counts(args.ledger_dir, ledger.seals())
     if args.json:
         print_json(stats)
         return EXIT_OK
@@ -178,6 +185,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
             f" root {last['merkle_root']}"
         )
+    stamps = stats["stamps"]
+    print(
+        f"stamps: {stamps['stamped']} of {stamps['seals']} seals stamped"
+        f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
+        f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count}")
     return EXIT_OK
