@@ -1,7 +1,8 @@
 """`crovia audit`: re-check a whole ledger directory in one streaming pass.
 
-Every line: canonical form, axiom_id, ed25519 signature, leaf hash (folded into an in-memory
-frontier of O(log n) nodes); every seal: signature, key and the Merkle root at its leaf_count.
+Every line: canonical form, axiom_id, ed25519 signature, the kept body it cites (ledger/bodies.py),
+leaf hash (folded into an in-memory frontier of O(log n) nodes); every seal: signature, key and
+the Merkle root at its leaf_count.
 Batches of lines are checked on a thread pool: PyNaCl releases the GIL while verifying, so both
 cores work. Only a bounded number of batches is in flight, so memory stays constant whatever the
 ledger's size.
@@ -22,6 +23,7 @@ import nacl.signing
 import orjson
 
 from ledger import jsonl, merkle
+from ledger.bodies import CitedBodies
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import (
@@ -97,8 +99,9 @@ def audit(
     key_hex = None if chain is None else pubkey_hex or chain.keys[0]
     checker = _SealChecker(seals, chain)
     frontier, leaves = MemoryFrontier(), 0
+    bodies = CitedBodies(directory)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, ledger_file, chain, workers):
+        for digests in _checked_batches(pool, ledger_file, chain, workers, bodies):
             for digest in digests:
                 merkle.append_leaf(frontier, leaves, digest)
                 leaves += 1
@@ -114,8 +117,14 @@ def audit(
     )
 
 
-def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None) -> bytes:
-    """Check one ledger line; return its leaf hash. Raises the VerificationError naming the leaf."""
+def check_line(
+    line: bytes,
+    leaf_index: int,
+    key: nacl.signing.VerifyKey | None,
+    bodies: Callable[[dict[str, Any], int], None] | None = None,
+) -> bytes:
+    """Check one ledger line (and, given `bodies`, the kept body it cites: CitedBodies); return its
+    leaf hash. Raises the VerificationError naming the leaf."""
     try:
         envelope = orjson.loads(line)
         check_signable(envelope)
@@ -131,6 +140,8 @@ def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None)
         )
     if key is not None:
         _check_signature(envelope, leaf_index, key)
+    if bodies is not None:
+        bodies(envelope, leaf_index)
     return merkle.leaf_hash(line)
 
 
@@ -151,22 +162,28 @@ def _located(where: str, check: Callable[[], object]) -> None:
 
 
 def _checked_batches(
-    pool: ThreadPoolExecutor, ledger_file: Path, key: KeyChain | None, workers: int
+    pool: ThreadPoolExecutor,
+    ledger_file: Path,
+    key: KeyChain | None,
+    workers: int,
+    bodies: CitedBodies,
 ) -> Iterator[list[bytes]]:
     """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
     in_flight: deque[Future[list[bytes]]] = deque()
     for start, lines in _batches(ledger_file):
-        in_flight.append(pool.submit(_check_batch, lines, start, key))
+        in_flight.append(pool.submit(_check_batch, lines, start, key, bodies))
         if len(in_flight) >= 2 * workers:
             yield in_flight.popleft().result()
     while in_flight:
         yield in_flight.popleft().result()
 
 
-def _check_batch(lines: list[bytes], start: int, chain: KeyChain | None) -> list[bytes]:
-    """Each leaf under the key of its era (ledger/rotation.py)."""
+def _check_batch(
+    lines: list[bytes], start: int, chain: KeyChain | None, bodies: CitedBodies
+) -> list[bytes]:
+    """Each leaf under the key of its era (ledger/rotation.py), and the body it cites."""
     return [
-        check_line(line, start + i, chain and chain.verify_key_for_leaf(start + i))
+        check_line(line, start + i, chain and chain.verify_key_for_leaf(start + i), bodies)
         for i, line in enumerate(lines)
     ]
 

@@ -217,3 +217,10 @@ class OtsInvalid(VerificationError):
     """An OpenTimestamps proof is malformed, for other data, or disagrees with what it claims."""
 
     check = "opentimestamps"
+
+
+class BodyMismatch(VerificationError):
+    """A kept fetch body an envelope cites is missing, unreadable, or not the bytes its
+    `object.fetch.body_sha256` names (found by `crovia audit` and `crovia body`)."""
+
+    check = "fetch_body"

@@ -5,7 +5,8 @@ lock, recovery, issue, seal). A reader never writes: it reads the index and node
 keeps and looks again for new leaves and seals each time it is asked.
 
 Layout (docs/ledger.md): axiom_ledger.jsonl (line n = leaf n), seals.jsonl, runs.jsonl,
-rotations.jsonl, index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/.
+rotations.jsonl, index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/, bodies/
+(ledger/bodies.py).
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ class LedgerReader:
         row = self._index.leaf(leaf_index) if leaf_index < self._leaf_count else None
         if row is None:
             raise UnknownAxiom(f"no leaf {leaf_index} (the ledger has {self._leaf_count})")
+        return orjson.loads(self._read_line(row.offset, row.length))
+
+    def envelope_of(self, axiom_id: str) -> dict[str, Any]:
+        """The full envelope with this axiom_id. Raises UnknownAxiom when there is none."""
+        self._refresh()
+        row = self._index.by_axiom(axiom_id)
+        if row is None or row.leaf_index >= self._leaf_count:
+            raise UnknownAxiom(f"{axiom_id} is not in the ledger at {self.directory}")
         return orjson.loads(self._read_line(row.offset, row.length))
 
     def last_seal(self) -> dict[str, Any] | None:
