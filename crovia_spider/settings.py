@@ -1,12 +1,13 @@
 """Scrapy settings of crovia-spider: only what differs from Scrapy's defaults, each with its reason.
 
 Project settings are `CROVIA_*` (crovia_spider/options.py lists them): `-s NAME=value` beats the
-environment, which beats the default. Paths are relative to the project root.
+environment, which beats the default. Relative paths are taken from the project root (the folder
+with scrapy.cfg), whichever directory the crawl starts in.
 """
 
 import os
 
-from crovia_spider.options import env_default, user_agent
+from crovia_spider.options import env_default, path_default, user_agent
 
 BOT_NAME = "crovia_spider"
 SPIDER_MODULES = ["crovia_spider.spiders"]
@@ -16,10 +17,10 @@ SPIDER_LOADER_CLASS = "crovia_spider.spiderloader.FeedsSpiderLoader"
 # `scrapy genspider -t feed NAME URL` writes a FeedSpider subclass from this project's template.
 TEMPLATES_DIR = os.path.join(os.path.dirname(__file__), "templates")
 
-CROVIA_FEEDS_FILE = env_default("CROVIA_FEEDS_FILE")
-CROVIA_CLASSIFY_FILE = env_default("CROVIA_CLASSIFY_FILE")
-CROVIA_LEDGER_DIR = env_default("CROVIA_LEDGER_DIR")
-CROVIA_SIGNING_KEY_FILE = env_default("CROVIA_SIGNING_KEY_FILE")
+CROVIA_FEEDS_FILE = str(path_default("CROVIA_FEEDS_FILE"))
+CROVIA_CLASSIFY_FILE = str(path_default("CROVIA_CLASSIFY_FILE"))
+CROVIA_LEDGER_DIR = str(path_default("CROVIA_LEDGER_DIR"))
+CROVIA_SIGNING_KEY_FILE = str(path_default("CROVIA_SIGNING_KEY_FILE"))
 CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
 CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
 CROVIA_LOG_ORIGIN = env_default("CROVIA_LOG_ORIGIN")

@@ -21,13 +21,13 @@ import logging
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from crovia_spider.exceptions import CrawlRefused
+from crovia_spider.options import resolve_path
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
@@ -52,8 +52,8 @@ class LedgerSession:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        self.directory = Path(settings["CROVIA_LEDGER_DIR"])
-        self.key_file = Path(settings["CROVIA_SIGNING_KEY_FILE"])
+        self.directory = resolve_path(settings["CROVIA_LEDGER_DIR"])
+        self.key_file = resolve_path(settings["CROVIA_SIGNING_KEY_FILE"])
         self.lock_timeout = settings.getfloat("CROVIA_LOCK_TIMEOUT")
         self.seal_every = settings.getint("CROVIA_SEAL_EVERY") or None
         self.log_origin = settings.get("CROVIA_LOG_ORIGIN") or None

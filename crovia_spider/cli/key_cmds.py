@@ -15,7 +15,7 @@ from pathlib import Path
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
 from crovia_spider.cli.output import check_output, force_flag, write_output
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, path_default
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def _key_file(parser: argparse.ArgumentParser, *, flag: str = "--key", what: str
     parser.add_argument(
         flag,
         type=Path,
-        default=Path(env_default("CROVIA_SIGNING_KEY_FILE")),
+        default=path_default("CROVIA_SIGNING_KEY_FILE"),
         help=f"{what}signing key file (default: $CROVIA_SIGNING_KEY_FILE or %(default)s)",
     )
 

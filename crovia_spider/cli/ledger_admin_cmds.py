@@ -19,7 +19,7 @@ from crovia_spider.cli.ledger_args import (
     print_json,
     require_ledger,
 )
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, path_default
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def _add_seal(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--key",
         type=Path,
-        default=Path(env_default("CROVIA_SIGNING_KEY_FILE")),
+        default=path_default("CROVIA_SIGNING_KEY_FILE"),
         help="signing key file (default: $CROVIA_SIGNING_KEY_FILE or %(default)s)",
     )
     parser.add_argument("--run-id", help="run_id recorded in the seal (default: seal_<leaf_count>)")

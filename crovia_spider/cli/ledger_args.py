@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from crovia_spider.options import env_default
+from crovia_spider.options import path_default
 
 
 def ledger_dir(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,7 @@ def ledger_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ledger-dir",
         type=Path,
-        default=Path(env_default("CROVIA_LEDGER_DIR")),
+        default=path_default("CROVIA_LEDGER_DIR"),
         help="ledger directory (default: $CROVIA_LEDGER_DIR or %(default)s)",
     )
 

@@ -21,7 +21,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from crovia_spider.options import env_default
+from crovia_spider.options import path_default
 
 KEY_SUFFIXES = frozenset({".key", ".pem"})
 _SNIFF_BYTES = 4096
@@ -77,7 +77,7 @@ def is_key_file(path: Path) -> bool:
     """True when `path` is a key file by the rule of this module's docstring."""
     if path.suffix.lower() in KEY_SUFFIXES or path.resolve().suffix.lower() in KEY_SUFFIXES:
         return True
-    configured = Path(env_default("CROVIA_SIGNING_KEY_FILE"))
+    configured = path_default("CROVIA_SIGNING_KEY_FILE")
     try:
         if configured.exists() and os.path.samefile(path, configured):
             return True

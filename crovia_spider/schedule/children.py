@@ -110,16 +110,3 @@ def _exited_by(child: subprocess.Popen[bytes], seconds: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-def project_root(start: Path) -> Path:
-    """The nearest directory at or above `start` holding scrapy.cfg, as Scrapy itself finds it.
-
-    Raises ConfigError when there is none: crawls would not find the project's settings.
-    """
-    for directory in (start, *start.parents):
-        if (directory / "scrapy.cfg").is_file():
-            return directory
-    raise ConfigError(
-        f"no scrapy.cfg in {start} or above: run `crovia schedule` from the project root"
-    )

@@ -17,6 +17,7 @@ from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.schedule.triggers import (
     crontab_trigger,
@@ -25,6 +26,7 @@ from crovia_spider.schedule.triggers import (
     parse_duration,
 )
 
+MAX_JITTER = 86400
 JOB_KEYS = frozenset(
     {"name", "spider", "args", "seal", "stamp", "publish", "cron", "every", "timezone", "jitter"}
 )
@@ -76,11 +78,7 @@ def load_schedule(path: Path) -> list[Job]:
         raise ConfigError(f"{path}: no such schedule file") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    extra = set(data) - {"jobs"}
-    if extra:
-        raise ConfigError(
-            f"{path}: unknown top-level key(s) {sorted(extra)}; only [[jobs]] belongs here"
-        )
+    check_top_level(path, data, {"jobs": "[[jobs]]"})
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[jobs]] entries")
@@ -181,8 +179,12 @@ def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
 def _parse_jitter(jitter: Any) -> int | None:
     if jitter is None:
         return None
-    if isinstance(jitter, bool) or not isinstance(jitter, int) or jitter < 0:
-        raise ValueError(f"'jitter' must be a whole number of seconds >= 0, got {jitter!r}")
+    # A day at most: APScheduler adds it to each fire time, and a huge one overflows there.
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or not 0 <= jitter <= MAX_JITTER:
+        raise ValueError(
+            f"'jitter' must be a whole number of seconds from 0 to {MAX_JITTER} (a day),"
+            f" got {jitter!r}"
+        )
     return jitter or None
 
 
