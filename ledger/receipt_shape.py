@@ -14,6 +14,14 @@ from ledger.exceptions import BitcoinAnchorUnverifiable, CanonicalizationError, 
 from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
+# Extensions (docs/format.md, "This project"), each present only when it has content. Their
+# contents are checked by their own modules; here only that they are non-empty lists.
+OPTIONAL_RECEIPT_KEYS = frozenset({"key_rotations", "rfc3161_timestamps"})
+# A seal has the reference seal's keys, or those plus exactly the transparency-log fields.
+SEAL_KEYS = SECTION_KEYS["seal"]
+SEAL_KEYS_EXTENDED = SEAL_KEYS | {"prev_seal_sha256", "rfc6962_root"}
+SEAL_KEY_SETS = (SEAL_KEYS, SEAL_KEYS_EXTENDED)
+OPTIONAL_SECTION_KEYS = {"bitcoin_anchor": frozenset({"ots_proof_base64"})}
 # Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
 # cannot check is refused rather than passed over in silence.
 UNSTAMPED_STATUSES = frozenset({"pending_next_stamp", "not_stamped"})
@@ -24,6 +32,7 @@ _TYPES: dict[tuple[str, str], type] = {
     ("seal", "key_id"): str,
     ("seal", "signature"): str,
     ("seal", "sig_algorithm"): str,
+    ("seal", "sealed_at"): str,
     ("ledger", "leaf_index"): int,
     ("ledger", "leaf_hash"): str,
     ("merkle_proof", "path"): list,
@@ -34,13 +43,18 @@ def check_receipt_shape(receipt: Any) -> None:
     """Raise ReceiptMalformed (or BitcoinAnchorUnverifiable) unless `receipt` has the v1 shape."""
     if not isinstance(receipt, Mapping):
         raise ReceiptMalformed("a receipt is a JSON object", computed=type(receipt).__name__)
-    _expect_keys("receipt", receipt, RECEIPT_KEYS)
+    _expect_keys("receipt", receipt, RECEIPT_KEYS, OPTIONAL_RECEIPT_KEYS)
     try:
         check_signable(receipt)
     except CanonicalizationError as exc:
         raise ReceiptMalformed(f"not canonical-encodable: {exc}") from None
     for name, keys in SECTION_KEYS.items():
-        _expect_keys(name, receipt[name], keys)
+        if name != "seal":
+            _expect_keys(name, receipt[name], keys, OPTIONAL_SECTION_KEYS.get(name, frozenset()))
+    check_seal_keys("seal", receipt["seal"])
+    for name in OPTIONAL_RECEIPT_KEYS & receipt.keys():
+        if type(receipt[name]) is not list or not receipt[name]:
+            raise ReceiptMalformed(f"{name}, when present, is a non-empty list")
     envelope = receipt["envelope"]
     if not isinstance(envelope, dict) or not {"axiom_id", "signature"} <= envelope.keys():
         raise ReceiptMalformed("envelope is an object with axiom_id and signature")
@@ -65,8 +79,18 @@ def _check_bitcoin_anchor(anchor: Mapping[str, Any]) -> None:
         )
 
 
-def _expect_keys(name: str, section: Any, keys: frozenset[str]) -> None:
-    if not isinstance(section, Mapping) or set(section) != keys:
+def check_seal_keys(name: str, seal: Any) -> None:
+    """ReceiptMalformed unless `seal` is an object with one of SEAL_KEY_SETS exactly."""
+    if not isinstance(seal, Mapping) or seal.keys() not in SEAL_KEY_SETS:
+        computed = sorted(seal) if isinstance(seal, Mapping) else type(seal).__name__
+        raise ReceiptMalformed(f"{name} keys", expected=sorted(SEAL_KEYS), computed=computed)
+
+
+def _expect_keys(
+    name: str, section: Any, keys: frozenset[str], optional: frozenset[str] = frozenset()
+) -> None:
+    """Exactly `keys`, plus any of `optional`."""
+    if not isinstance(section, Mapping) or not keys <= section.keys() <= keys | optional:
         computed = sorted(section) if isinstance(section, Mapping) else type(section).__name__
         raise ReceiptMalformed(f"{name} keys", expected=sorted(keys), computed=computed)
 
