@@ -158,3 +158,19 @@ def test_audit_holds_a_signature_to_the_verifiers_format(ledger_dir: Path, key) 
     path.write_bytes(canonical_json(envelope) + b"\n")
     with pytest.raises(SignatureInvalid, match=r"leaf 0: envelope\.signature is not"):
         audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex())
+
+
+def test_a_sealed_leaf_rewritten_even_by_the_key_holder_fails_at_the_seal_root(
+    sealed: Path, key
+) -> None:
+    """Re-signed at its own height and reindexed, so only the seal's root can tell."""
+    from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
+
+    jsonl = sealed / "axiom_ledger.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    anchors = [{"chain": ANCHOR_CHAIN, "height": 2, **ANCHOR_SEE_RECEIPT}]
+    lines[2] = canonical_json(sign_envelope(sample_envelope(99), anchors, key)) + b"\n"
+    jsonl.write_bytes(b"".join(lines))
+    assert main(["reindex", "--ledger-dir", str(sealed)]) == 0
+    with pytest.raises(RootMismatch, match=r"seals\.jsonl line 1"):
+        audit(sealed)

@@ -41,8 +41,9 @@ NON_CANONICAL = {
         "not canonical",
     ),
     "\\u-escaped ASCII": (
-        SEED_BYTES.replace(b'"schema":"crovia.axiom_proof.v1"', b'"schem\\u0061":"crovia.axiom_p'
-        b'roof.v1"'),
+        SEED_BYTES.replace(
+            b'"schema":"crovia.axiom_proof.v1"', b'"schem\\u0061":"crovia.axiom_proof.v1"'
+        ),
         "not canonical",
     ),
     "escaped slash": (SEED_BYTES.replace(b"https://", b"https:\\/\\/", 1), "not canonical"),
@@ -53,8 +54,9 @@ NON_CANONICAL = {
     "trailing newline": (SEED_BYTES + b"\n", "not canonical"),
     "leading space": (b" " + SEED_BYTES, "not canonical"),
     "unsorted keys": (
-        json.dumps(dict(reversed(SEED.items())), separators=(",", ":"), ensure_ascii=False)
-        .encode(),
+        json.dumps(
+            dict(reversed(SEED.items())), separators=(",", ":"), ensure_ascii=False
+        ).encode(),
         "not canonical",
     ),
     "an int written as 2.33395e5": (
