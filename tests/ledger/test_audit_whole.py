@@ -223,3 +223,17 @@ def test_a_line_appended_after_sealing_with_another_key_fails(sealed: Path, caps
     _write_lines(sealed, [*_lines(sealed), _resigned(sample_envelope(40), 14, other)])
     code, report = _audit_json(sealed, capsys)
     assert code == 1 and report["check"] == "envelope_signature" and "leaf 14" in report["message"]
+
+
+@pytest.mark.parametrize(("field", "value"), [("schema", "crovia.seal.v1"), ("extra", "x")])
+def test_the_writer_refuses_what_audit_would(ledger_dir: Path, key, field: str, value) -> None:
+    """A non-envelope is refused before anything is written, not found later by the audit."""
+    from ledger.exceptions import InvalidRecord
+
+    bad = sample_envelope(1)
+    bad[field] = value
+    with Ledger.open(ledger_dir, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(0)])
+        with pytest.raises(InvalidRecord, match=field):
+            ledger.issue([sample_envelope(2), bad])
+        assert ledger.leaf_count == 1
