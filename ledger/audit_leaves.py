@@ -25,7 +25,7 @@ from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
 from ledger.index import axiom_key, row_for, target_key
-from ledger.verify import check_envelope_signature
+from ledger.signatures import check_envelope_signature
 
 BATCH_LINES = 256
 T = TypeVar("T")

@@ -17,8 +17,8 @@ from ledger.audit_keys import AuditKeys, verify_key
 from ledger.audit_leaves import located
 from ledger.exceptions import RootMismatch, SealInvalid, UntrustedKey
 from ledger.receipt_shape import SEAL_KEY_SETS
+from ledger.signatures import check_seal_signature
 from ledger.tree import MemoryFrontier
-from ledger.verify import check_seal_signature
 
 _SEAL_TYPES = {
     "leaf_count": int,

@@ -12,33 +12,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import nacl.exceptions
 import nacl.signing
 
 from ledger import merkle
 from ledger.canonical import canonical_json
-from ledger.envelope import SIGNATURE_PREFIX, axiom_id_of, signed_bytes
+from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
 from ledger.exceptions import (
     AxiomIdMismatch,
-    KeyIdMismatch,
     LeafHashMismatch,
     ReceiptMalformed,
-    SealSignatureInvalid,
-    SignatureInvalid,
     TrustRootMismatch,
     UntrustedKey,
     VerifierUrlMismatch,
 )
-from ledger.keys import key_id as key_id_of
 from ledger.keys import parse_pin
 from ledger.path_check import check_path
 from ledger.receipt_bytes import parse_receipt_bytes
 from ledger.receipt_shape import check_receipt_shape
-from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
+from ledger.signatures import check_envelope_signature, check_seal_signature
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_HEX128 = re.compile(r"[0-9a-f]{128}")
 
 
 @dataclass(frozen=True)
@@ -173,63 +167,12 @@ def _check_anchor(receipt: Mapping[str, Any]) -> list[str]:
     return ["anchor"] if checked else []
 
 
-def check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
-    """The envelope's `ed25519:<128 hex>` signature verifies under `key`; else SignatureInvalid.
-
-    Shared with `crovia audit`, so a receipt and a ledger line pass the same rule.
-    """
-    claimed = envelope.get("signature")
-    if (
-        not isinstance(claimed, str)
-        or not claimed.startswith(SIGNATURE_PREFIX)
-        or not _HEX128.fullmatch(claimed[len(SIGNATURE_PREFIX) :])
-    ):
-        raise SignatureInvalid(
-            "envelope.signature is not ed25519:<128 hex>",
-            expected="ed25519:<hex>",
-            computed=claimed,
-        )
-    try:
-        key.verify(signed_bytes(envelope), bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
-    except nacl.exceptions.BadSignatureError:
-        raise SignatureInvalid(
-            "envelope signature does not verify under seal.public_key_hex",
-            expected="valid ed25519 signature",
-            computed=claimed,
-        ) from None
-    return "envelope_signature"
-
-
 def _check_leaf_hash(receipt: Mapping[str, Any]) -> str:
     computed = merkle.leaf_hash(canonical_json(receipt["envelope"])).hex()
     claimed = receipt["ledger"].get("leaf_hash")
     if claimed != computed:
         raise LeafHashMismatch("ledger.leaf_hash", expected=claimed, computed=computed)
     return "leaf_hash"
-
-
-def check_seal_signature(seal: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
-    """The seal's algorithm, hex signature and key_id hold under `key`; else SealSignatureInvalid
-    or KeyIdMismatch. Shared with `crovia audit`.
-    """
-    if seal["sig_algorithm"] != SIG_ALGORITHM or not _HEX128.fullmatch(seal["signature"]):
-        raise SealSignatureInvalid(
-            "seal signature is not ed25519 hex",
-            expected=SIG_ALGORITHM,
-            computed=seal["sig_algorithm"],
-        )
-    try:
-        key.verify(seal_signed_bytes(dict(seal)), bytes.fromhex(seal["signature"]))
-    except nacl.exceptions.BadSignatureError:
-        raise SealSignatureInvalid(
-            "seal signature does not verify under seal.public_key_hex",
-            expected="valid ed25519 signature",
-            computed=seal["signature"],
-        ) from None
-    computed = key_id_of(bytes(key))
-    if seal["key_id"] != computed:
-        raise KeyIdMismatch("seal.key_id", expected=seal["key_id"], computed=computed)
-    return "seal_signature"
 
 
 def _check_trust_root(receipt: Mapping[str, Any]) -> str:

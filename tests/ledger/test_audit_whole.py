@@ -23,8 +23,8 @@ from ledger.exceptions import (
     NoAuditKey,
     SignatureInvalid,
 )
+from ledger.signatures import check_envelope_signature
 from ledger.store import Ledger
-from ledger.verify import check_envelope_signature
 from tests.vectors.make_vectors import sample_envelope
 
 
