@@ -53,18 +53,27 @@ def check_line(
 ) -> LeafFacts:
     """Check one ledger line on its own; raise the VerificationError naming `leaf {leaf_index}`."""
     envelope = _parse(line, leaf_index)
-    where = f"leaf {leaf_index}"
-    located(where, lambda: check_envelope_shape(envelope))
-    height = located(where, lambda: ledger_anchor_height(envelope))
+    return located(
+        f"leaf {leaf_index}", lambda: _facts(envelope, line, leaf_index, offset, keys, extra_checks)
+    )
+
+
+def _facts(
+    envelope: dict[str, Any],
+    line: bytes,
+    leaf_index: int,
+    offset: int,
+    keys: AuditKeys,
+    extra_checks: Sequence[LeafCheck],
+) -> LeafFacts:
+    check_envelope_shape(envelope, anchor=False)
+    height = ledger_anchor_height(envelope)
     computed = axiom_id_of(envelope)
     if envelope["axiom_id"] != computed:
-        raise AxiomIdMismatch(
-            f"{where}: axiom_id", expected=envelope["axiom_id"], computed=computed
-        )
-    key = keys.for_leaf(leaf_index).key
-    located(where, lambda: check_envelope_signature(envelope, key))
+        raise AxiomIdMismatch("axiom_id", expected=envelope["axiom_id"], computed=computed)
+    check_envelope_signature(envelope, keys.for_leaf(leaf_index).key)
     for check in extra_checks:
-        located(where, lambda check=check: check(envelope, leaf_index))
+        check(envelope, leaf_index)
     row = row_for(envelope, leaf_index, offset, len(line))
     return LeafFacts(
         merkle.leaf_hash(line),
