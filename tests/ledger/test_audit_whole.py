@@ -237,3 +237,26 @@ def test_the_writer_refuses_what_audit_would(ledger_dir: Path, key, field: str, 
         with pytest.raises(InvalidRecord, match=field):
             ledger.issue([sample_envelope(2), bad])
         assert ledger.leaf_count == 1
+
+
+def test_rows_a_live_writer_has_not_committed_are_pending_not_failed(sealed: Path, key) -> None:
+    """Lines durable, rows not yet committed: what an audit during a crawl can meet."""
+    _index(sealed, "DELETE FROM leaves WHERE leaf_index>=?", 12)
+    with Ledger.open(sealed, writer=True):  # recovery re-adds the rows, as a writer would
+        pass
+    with Ledger.open(sealed, signing_key=key):
+        _index(sealed, "DELETE FROM leaves WHERE leaf_index>=?", 12)
+        report = audit(sealed)
+        assert (report.index_rows_checked, report.index_rows_pending) == (12, 2)
+    with pytest.raises(IndexMismatch, match="leaf 12: no index row for leaves 12 to 13"):
+        audit(sealed)
+
+
+def test_leaves_appended_during_the_audit_are_not_held_against_it(sealed: Path, key) -> None:
+    def append_more(_leaves: int) -> None:
+        with Ledger.open(sealed, signing_key=key) as ledger:
+            ledger.issue([sample_envelope(n) for n in range(50, 53)])
+
+    report = audit(sealed, progress=append_more)
+    assert report.leaves == 14 and report.index_rows_checked == 14
+    assert audit(sealed).leaves == 17
