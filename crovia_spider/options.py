@@ -22,6 +22,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_SIGNING_KEY_FILE": ("data/keys/signing.key", "ed25519 signing key, mode 0600"),
     "CROVIA_SEAL_EVERY": ("1000", "leaves between automatic seals (a crawl also seals at its end)"),
     "CROVIA_LOCK_TIMEOUT": ("60", "seconds a writer waits for the ledger lock before giving up"),
+    "CROVIA_LOG_ORIGIN": (
+        "",
+        "origin line of the log's checkpoints and name of its note key; empty:"
+        " crovia.local/<key_id>",
+    ),
     "CROVIA_ISSUE_BATCH": ("500", "envelopes per ledger append (one fsync per batch)"),
     "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
     "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),

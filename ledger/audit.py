@@ -5,8 +5,10 @@ axiom_id, and its signature under the key of its era (ledger/audit_keys.py), plu
 per-leaf check plugged in. Across lines, here: the anchor height is the line number, no axiom_id
 repeats, index.sqlite agrees row for row (ledger/audit_index.py), and every seal's signature, key
 and Merkle root hold at its leaf_count (an O(log n) frontier). Leaves after the last seal are
-reported and must verify under the ledger's key like the rest. Memory stays bounded: batches in
-flight, the frontier, and 32 bytes per leaf to find a replayed axiom_id. docs/ledger.md, "Audit".
+reported and must verify under the ledger's key like the rest. The seal chain, the seals' RFC
+6962 roots and the stored checkpoints are checked too (ledger/tlog_audit.py). Memory stays
+bounded: batches in flight, the frontier, and 32 bytes per leaf to find a replayed axiom_id.
+docs/ledger.md, "Audit".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ledger.audit_seals import SealChecker, parse_seals
 from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
 from ledger.keys import parse_pin
 from ledger.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, SEALS_FILE
+from ledger.tlog_audit import check_checkpoints
 from ledger.tree import MemoryFrontier
 
 __all__ = ["AuditReport", "audit", "parse_seals"]
@@ -37,6 +40,7 @@ class AuditReport:
     leaves: int
     signatures_verified: int
     seals: int
+    checkpoints: int
     unsealed_leaves: int
     public_key_hex: str | None
     key_ids: list[str]
@@ -82,6 +86,7 @@ def audit(
                 if progress is not None:
                     progress(run.leaves)
         run.seals.finish(run.leaves)
+        checkpoints = check_checkpoints(directory, [seal for _number, seal in seals])
         pending = index.finish(
             run.leaves,
             ledger_grew=jsonl.complete_size(ledger_file) > run.end,
@@ -89,7 +94,7 @@ def audit(
         )
     finally:
         index.close()
-    return _report(run, keys, len(seals), pending, time.monotonic() - started)
+    return _report(run, keys, (len(seals), checkpoints, pending), time.monotonic() - started)
 
 
 class _Pass:
@@ -133,13 +138,17 @@ class _Pass:
         )
 
 
-def _report(run: _Pass, keys: AuditKeys, seals: int, pending: int, seconds: float) -> AuditReport:
+def _report(
+    run: _Pass, keys: AuditKeys, counts: tuple[int, int, int], seconds: float
+) -> AuditReport:
+    seals, checkpoints, pending = counts
     sealed = run.seals.last_count
     torn = run.ledger_file.stat().st_size != jsonl.complete_size(run.ledger_file)
     return AuditReport(
         leaves=run.leaves,
         signatures_verified=run.leaves,
         seals=seals,
+        checkpoints=checkpoints,
         unsealed_leaves=run.leaves - sealed,
         public_key_hex=keys.eras[-1].public_key_hex if keys.eras else None,
         key_ids=keys.key_ids,

@@ -16,8 +16,9 @@ from ledger import merkle
 from ledger.audit_keys import AuditKeys, verify_key
 from ledger.audit_leaves import located
 from ledger.exceptions import RootMismatch, SealInvalid, UntrustedKey
-from ledger.receipt_shape import SEAL_KEY_SETS
+from ledger.seal import SEAL_KEY_SETS
 from ledger.signatures import check_seal_signature
+from ledger.tlog_audit import SealChain, check_rfc6962_root
 from ledger.tree import MemoryFrontier
 
 _SEAL_TYPES = {
@@ -37,8 +38,10 @@ class SealChecker:
         self._seals = deque(seals)
         self._keys = keys
         self.last_count = 0  # leaves covered by the newest seal checked
+        chain = SealChain()
         for number, seal in seals:  # before any leaf: a wrong key would fail them all
             self._check_key(number, seal)
+            chain.check(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         """The stream has `leaf_count` leaves folded into `frontier`: check the seals there."""
@@ -52,6 +55,7 @@ class SealChecker:
                     expected=seal["merkle_root"],
                     computed=computed,
                 )
+            check_rfc6962_root(number, seal, frontier)
 
     def finish(self, leaf_count: int) -> None:
         """After the last leaf: SealInvalid if a seal was never reached."""

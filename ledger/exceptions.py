@@ -62,6 +62,14 @@ class DuplicateAxiom(LedgerError):
     """An envelope with this axiom_id is already in the ledger (or twice in one batch)."""
 
 
+class WrongSigningKey(LedgerError):
+    """A writer offered a key other than the ledger's current key (one key per ledger)."""
+
+
+class RotationRefused(LedgerError):
+    """A key rotation cannot be made (the new key is one the ledger already had)."""
+
+
 class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
 
@@ -209,3 +217,9 @@ class IndexMismatch(VerificationError):
     """index.sqlite is missing, unreadable, or a row disagrees with the JSONL (`crovia audit`)."""
 
     check = "index"
+
+
+class RotationInvalid(VerificationError):
+    """A key rotation record is malformed, badly signed, or does not chain (docs/ledger.md)."""
+
+    check = "key_rotation"

@@ -12,15 +12,12 @@ from typing import Any
 from ledger.canonical import check_signable
 from ledger.exceptions import BitcoinAnchorUnverifiable, CanonicalizationError, ReceiptMalformed
 from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
+from ledger.seal import SEAL_KEY_SETS, SEED_SEAL_KEYS
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
 # Extensions (docs/format.md, "This project"), each present only when it has content. Their
 # contents are checked by their own modules; here only that they are non-empty lists.
 OPTIONAL_RECEIPT_KEYS = frozenset({"key_rotations", "rfc3161_timestamps"})
-# A seal has the reference seal's keys, or those plus exactly the transparency-log fields.
-SEAL_KEYS = SECTION_KEYS["seal"]
-SEAL_KEYS_EXTENDED = SEAL_KEYS | {"prev_seal_sha256", "rfc6962_root"}
-SEAL_KEY_SETS = (SEAL_KEYS, SEAL_KEYS_EXTENDED)
 OPTIONAL_SECTION_KEYS = {"bitcoin_anchor": frozenset({"ots_proof_base64"})}
 # Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
 # cannot check is refused rather than passed over in silence.
@@ -80,10 +77,11 @@ def _check_bitcoin_anchor(anchor: Mapping[str, Any]) -> None:
 
 
 def check_seal_keys(name: str, seal: Any) -> None:
-    """ReceiptMalformed unless `seal` is an object with one of SEAL_KEY_SETS exactly."""
+    """ReceiptMalformed unless `seal` is an object with one of SEAL_KEY_SETS (ledger/seal.py):
+    the reference seal's keys, or those plus exactly the transparency-log fields."""
     if not isinstance(seal, Mapping) or seal.keys() not in SEAL_KEY_SETS:
         computed = sorted(seal) if isinstance(seal, Mapping) else type(seal).__name__
-        raise ReceiptMalformed(f"{name} keys", expected=sorted(SEAL_KEYS), computed=computed)
+        raise ReceiptMalformed(f"{name} keys", expected=sorted(SEED_SEAL_KEYS), computed=computed)
 
 
 def _expect_keys(

@@ -107,7 +107,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
     key = load_signing_key(args.key)
-    with Ledger.open(args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout) as ledger:
+    origin = env_default("CROVIA_LOG_ORIGIN") or None
+    with Ledger.open(
+        args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin
+    ) as ledger:
         before = ledger.last_seal()
         seal = ledger.seal(run_id=args.run_id)
     fresh = seal is not before

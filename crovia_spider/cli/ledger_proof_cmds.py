@@ -1,4 +1,4 @@
-"""`crovia keygen`, `crovia verify` and `crovia prove`: keys, and receipts made and checked.
+"""`crovia verify` and `crovia prove`: receipts made and checked (keys: key_cmds.py).
 
 The ledger (PyNaCl, orjson) is imported inside handlers. Failed checks raise VerificationError
 (exit 1), usage and I/O problems LedgerError (exit 2). See docs/ledger.md.
@@ -7,7 +7,6 @@ The ledger (PyNaCl, orjson) is imported inside handlers. Failed checks raise Ver
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -18,27 +17,13 @@ from crovia_spider.cli.ledger_args import (
     print_json,
     printable,
 )
+from crovia_spider.cli.output import force_flag, write_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add keygen, verify and prove."""
-    _add_keygen(subparsers)
+    """Add verify and prove."""
     _add_verify(subparsers)
     _add_prove(subparsers)
-
-
-def _add_keygen(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "keygen",
-        help="create an ed25519 signing key (mode 0600)",
-        description="Create a new signing key file; never overwrites one. Prints the public key.",
-    )
-    parser.add_argument("--out", type=Path, required=True, help="where to write the key file")
-    parser.add_argument(
-        "--trust-root", type=Path, help="also write the public trust root JSON to this file"
-    )
-    json_flag(parser)
-    parser.set_defaults(handler=cmd_keygen)
 
 
 def _add_verify(subparsers: argparse._SubParsersAction) -> None:
@@ -67,34 +52,14 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     ledger_dir(parser)
     parser.add_argument("--out", type=Path, help="write the receipt here instead of stdout")
-    parser.set_defaults(handler=cmd_prove)
-
-
-def cmd_keygen(args: argparse.Namespace) -> int:
-    from ledger.keys import generate_signing_key, key_id
-
-    key = generate_signing_key(args.out)
-    public = bytes(key.verify_key)
-    trust_root = {
-        "key_id": key_id(public),
-        "public_key_hex": public.hex(),
-        "signature_algorithm": "ed25519",
-    }
-    if args.trust_root is not None:
-        args.trust_root.write_text(json.dumps(trust_root, indent=2, sort_keys=True) + "\n")
-    if args.json:
-        print_json(
-            {**trust_root, "key_file": str(args.out), "trust_root_file": _str(args.trust_root)}
-        )
-        return EXIT_OK
-    print(
-        f"signing key written to {args.out} (mode 0600): keep it secret, back it up, never share it"
+    parser.add_argument(
+        "--tlog-proof",
+        type=Path,
+        metavar="FILE",
+        help="also write a c2sp.org/tlog-proof file for the same leaf and seal",
     )
-    print(f"public key: {trust_root['public_key_hex']}")
-    print(f"key_id:     {trust_root['key_id']}")
-    if args.trust_root is not None:
-        print(f"trust root: {args.trust_root}")
-    return EXIT_OK
+    force_flag(parser)
+    parser.set_defaults(handler=cmd_prove)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -138,9 +103,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
-        data = canonical_json(ledger.receipt(args.axiom_id))
+        receipt = ledger.receipt(args.axiom_id)
+        if args.tlog_proof is not None:
+            from crovia_spider.cli.tlog_cmds import write_tlog_proof
+
+            write_tlog_proof(ledger, receipt, args.tlog_proof, force=args.force)
+    data = canonical_json(receipt)
     if args.out is not None:
-        args.out.write_bytes(data)
+        write_output(args.out, data, force=args.force)
     else:  # byte for byte the canonical receipt; a newline only for a human at a terminal
         sys.stdout.buffer.write(data + b"\n" if sys.stdout.isatty() else data)
     return EXIT_OK
@@ -154,7 +124,3 @@ def _read_receipt(source: str) -> bytes:
         return sys.stdin.buffer.read(MAX_RECEIPT_BYTES + 1)
     with open(source, "rb") as handle:
         return handle.read(MAX_RECEIPT_BYTES + 1)
-
-
-def _str(path: Path | None) -> str | None:
-    return None if path is None else str(path)
