@@ -44,6 +44,7 @@ class AuditReport:
     unsealed_leaves: int
     public_key_hex: str | None
     key_ids: list[str]
+    key_rotations: int
     key_pinned: bool
     index_rows_checked: int
     index_rows_pending: int
@@ -76,7 +77,7 @@ def audit(
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
     seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
-    keys = audit_keys(pubkey_hex, seals, has_leaves=jsonl.complete_size(ledger_file) > 0)
+    keys = audit_keys(directory, pubkey_hex, seals, has_leaves=jsonl.complete_size(ledger_file) > 0)
     index = IndexChecker(directory / INDEX_FILE)
     try:
         run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
@@ -152,6 +153,7 @@ def _report(
         unsealed_leaves=run.leaves - sealed,
         public_key_hex=keys.eras[-1].public_key_hex if keys.eras else None,
         key_ids=keys.key_ids,
+        key_rotations=keys.rotations,
         key_pinned=keys.pinned,
         index_rows_checked=run.index.checked,
         index_rows_pending=pending,

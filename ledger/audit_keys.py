@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import nacl.exceptions
@@ -35,10 +36,16 @@ class KeyEra:
 
 @dataclass(frozen=True)
 class AuditKeys:
-    """The eras of a ledger's keys, in leaf order; `pinned` when the user named the first key."""
+    """The eras of a ledger's keys, in leaf order; `pinned` when the user named a key of them.
+
+    `seal_keys`, when given, is the public key each seal (in file order) must carry; else a
+    seal carries the key of its last leaf's era. `rotations` counts the records followed.
+    """
 
     eras: Sequence[KeyEra]
     pinned: bool
+    seal_keys: Sequence[str] | None = None
+    rotations: int = 0
 
     def for_leaf(self, leaf_index: int) -> KeyEra:
         """The era whose key must have signed leaf `leaf_index`."""
@@ -53,9 +60,13 @@ class AuditKeys:
 
 
 def audit_keys(
-    pubkey_hex: str | None, seals: Sequence[tuple[int, dict[str, Any]]], has_leaves: bool
+    directory: Path,
+    pubkey_hex: str | None,
+    seals: Sequence[tuple[int, dict[str, Any]]],
+    has_leaves: bool,
 ) -> AuditKeys:
-    """One era: the pinned key if given, else the key the first seal names.
+    """The keys of the ledger at `directory`. One era: the pinned key if given, else the key the
+    first seal names (key rotations, read from `directory`, add eras: ledger/rotation.py).
 
     Raises NoAuditKey when the ledger has leaves but there is neither (nothing could be checked),
     SealSignatureInvalid when the first seal's key is not an ed25519 key.

@@ -39,8 +39,8 @@ class SealChecker:
         self._keys = keys
         self.last_count = 0  # leaves covered by the newest seal checked
         chain = SealChain()
-        for number, seal in seals:  # before any leaf: a wrong key would fail them all
-            self._check_key(number, seal)
+        for position, (number, seal) in enumerate(seals):  # before any leaf: a wrong key fails all
+            self._check_key(number, seal, self._expected_key(position, seal))
             chain.check(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
@@ -75,8 +75,12 @@ class SealChecker:
         key = verify_key(seal["public_key_hex"], where)
         located(where, lambda: check_seal_signature(seal, key))
 
-    def _check_key(self, number: int, seal: dict[str, Any]) -> None:
-        expected = self._keys.for_leaf(max(0, seal["leaf_count"] - 1)).public_key_hex
+    def _expected_key(self, position: int, seal: dict[str, Any]) -> str:
+        if self._keys.seal_keys is not None:
+            return self._keys.seal_keys[position]
+        return self._keys.for_leaf(max(0, seal["leaf_count"] - 1)).public_key_hex
+
+    def _check_key(self, number: int, seal: dict[str, Any], expected: str) -> None:
         if seal["public_key_hex"] == expected:
             return
         if self._keys.pinned:
