@@ -35,10 +35,22 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "contact URL in the User-Agent: set your own, so site owners can reach you",
     ),
     "CROVIA_USER_AGENT": ("", "full User-Agent; empty: crovia-spider/VERSION (+CONTACT_URL)"),
+    "CROVIA_TSA_URLS": ("", "RFC 3161 TSAs `crovia stamp` asks, comma-separated URLs"),
+    "CROVIA_TSA_ROOTS": (
+        "",
+        "PEM files of trusted TSA roots, comma-separated: chain checked at stamp",
+    ),
+    "CROVIA_OTS_CALENDARS": ("", "OpenTimestamps calendars `crovia stamp` asks, comma-separated"),
+    "CROVIA_STAMP_TIMEOUT": ("20", "seconds one TSA or calendar request may take in all"),
     "CROVIA_SCRAPY_COMMAND": (
         "",
         "command starting scheduled crawls; empty: python -m scrapy",
     ),
+    "CROVIA_PUBLISH_DIR": (
+        "",
+        "where `crovia publish` writes the static log; set: the scheduler publishes after seals",
+    ),
+    "CROVIA_WITNESSES": ("", "comma-separated witness base URLs `crovia publish` asks to cosign"),
 }
 
 

@@ -60,10 +60,17 @@ RETRY_EXCEPTIONS = [
 ]
 RETRY_AFTER_MAX = 120.0
 RETRY_BACKOFF_BASE = 2.0
+# The fetch policy (docs/spider.md, 9) sees every request before it is downloaded: before
+# RobotsTxtMiddleware (100), so a refused hop does not even have its robots.txt fetched. A redirect
+# RedirectMiddleware (600) returns is scheduled as a new request and comes through it again.
 DOWNLOADER_MIDDLEWARES = {
+    "crovia_spider.middlewares.FetchPolicyMiddleware": 75,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.middlewares.BackoffRetryMiddleware": 550,
 }
+# A feed is XML; an HTML page that refreshes to somewhere else is not a feed, and following it would
+# let a page decide what the feed's URL serves. Its hop would be checked anyway if this were on.
+METAREFRESH_ENABLED = False
 
 # Conditional GET is done by the spider from validators stored once items are durable
 # (crovia_spider/feed_state.py), so Scrapy's HTTP cache stays off (its default).

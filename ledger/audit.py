@@ -24,6 +24,7 @@ from ledger.audit_index import IndexChecker
 from ledger.audit_keys import AuditKeys, audit_keys
 from ledger.audit_leaves import LeafCheck, LeafFacts, checked_lines, find_first
 from ledger.audit_seals import SealChecker, parse_seals
+from ledger.bodies import CitedBodies
 from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
 from ledger.keys import parse_pin
 from ledger.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, SEALS_FILE
@@ -82,7 +83,8 @@ def audit(
     try:
         run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for batch in checked_lines(pool, ledger_file, keys, extra_checks, workers):
+            checks = [CitedBodies(directory), *extra_checks]
+            for batch in checked_lines(pool, ledger_file, keys, checks, workers):
                 run.add(batch)
                 if progress is not None:
                     progress(run.leaves)

@@ -1,8 +1,8 @@
-"""Which key each leaf of an audited ledger must be signed by (`crovia audit`).
+"""Which key each leaf and seal of an audited ledger must be signed by (`crovia audit`).
 
-A ledger has one key per era: `AuditKeys` holds the eras in leaf order, and `for_leaf` answers the
-audit's one question, so a key rotation is a new era (ledger/rotation.py builds the list from
-rotations.jsonl) and nothing else in the audit changes. Without a seal and without `--pubkey`
+A ledger has one key per era: `AuditKeys` holds the eras in leaf order (built from the rotation
+chain of ledger/keychain.py), and `for_leaf` answers the audit's one question, so a key rotation
+is a new era and nothing else in the audit changes. Without a seal and without `--pubkey`
 there is no key to check a signature against: that is a failure (NoAuditKey), not a pass.
 """
 
@@ -17,8 +17,12 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
+from ledger import jsonl
 from ledger.exceptions import NoAuditKey, SealSignatureInvalid
+from ledger.keychain import ledger_key_chain
 from ledger.keys import key_id
+from ledger.reader import ROTATIONS_FILE
+from ledger.rotation import parse_rotation_lines
 
 
 @dataclass(frozen=True)
@@ -65,13 +69,20 @@ def audit_keys(
     seals: Sequence[tuple[int, dict[str, Any]]],
     has_leaves: bool,
 ) -> AuditKeys:
-    """The keys of the ledger at `directory`. One era: the pinned key if given, else the key the
-    first seal names (key rotations, read from `directory`, add eras: ledger/rotation.py).
+    """The keys of the ledger at `directory`: one era per key of its rotation chain
+    (rotations.jsonl, ledger/keychain.py), from the first rotation's old key, else the pinned key,
+    else the key the first seal names.
 
-    Raises NoAuditKey when the ledger has leaves but there is neither (nothing could be checked),
-    SealSignatureInvalid when the first seal's key is not an ed25519 key.
+    Raises NoAuditKey when the ledger has leaves but none of these exists (nothing could be
+    checked), RotationInvalid for a bad chain, UntrustedKey when the pinned key is none of the
+    chain's, SealSignatureInvalid when a seal names a key that is not an ed25519 key.
     """
-    if pubkey_hex is None and not seals:
+    records = parse_rotation_lines(
+        [line for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
+    )
+    plain_seals = [seal for _number, seal in seals]
+    chain = ledger_key_chain(records, plain_seals, pubkey_hex)
+    if chain is None:
         if has_leaves:
             raise NoAuditKey(
                 "no seal and no --pubkey: the leaves' signatures cannot be checked against any"
@@ -81,9 +92,17 @@ def audit_keys(
                 computed="neither",
             )
         return AuditKeys((), pinned=False)
-    chosen = pubkey_hex if pubkey_hex is not None else seals[0][1]["public_key_hex"]
-    era = KeyEra(0, chosen, verify_key(chosen, "seals.jsonl line 1"))
-    return AuditKeys((era,), pinned=pubkey_hex is not None)
+    firsts = [0, *(record["leaf_count"] for record in chain.records)]
+    eras = [
+        KeyEra(first, public, verify_key(public, "seals.jsonl line 1"))
+        for first, public in zip(firsts, chain.keys, strict=True)
+    ]
+    return AuditKeys(
+        tuple(eras),
+        pinned=pubkey_hex is not None,
+        seal_keys=chain.seal_keys(plain_seals),
+        rotations=len(chain.records),
+    )
 
 
 def verify_key(public_hex: str, where: str) -> nacl.signing.VerifyKey:

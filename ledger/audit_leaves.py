@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+import nacl.signing
 import orjson
 
 from ledger import jsonl, merkle
@@ -68,10 +69,7 @@ def _facts(
 ) -> LeafFacts:
     check_envelope_shape(envelope, anchor=False)
     height = ledger_anchor_height(envelope)
-    computed = axiom_id_of(envelope)
-    if envelope["axiom_id"] != computed:
-        raise AxiomIdMismatch("axiom_id", expected=envelope["axiom_id"], computed=computed)
-    check_envelope_signature(envelope, keys.for_leaf(leaf_index).key)
+    computed = _signed(envelope, keys.for_leaf(leaf_index).key)
     for check in extra_checks:
         check(envelope, leaf_index)
     row = row_for(envelope, leaf_index, offset, len(line))
@@ -84,6 +82,23 @@ def _facts(
     )
 
 
+def check_signed_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey) -> bytes:
+    """Canonical form, axiom_id and signature under `key` of one line; return its leaf hash.
+    The per-entry check a monitor shares (ledger/monitor_entries.py adds its own shape check);
+    `check_line` is the audit's, which adds the envelope's shape, anchor and index row."""
+    envelope = _parse(line, leaf_index)
+    located(f"leaf {leaf_index}", lambda: _signed(envelope, key))
+    return merkle.leaf_hash(line)
+
+
+def _signed(envelope: dict[str, Any], key: nacl.signing.VerifyKey) -> str:
+    computed = axiom_id_of(envelope)
+    if envelope.get("axiom_id") != computed:
+        raise AxiomIdMismatch("axiom_id", expected=envelope.get("axiom_id"), computed=computed)
+    check_envelope_signature(envelope, key)
+    return computed
+
+
 def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
     try:
         envelope = orjson.loads(line)
@@ -92,7 +107,7 @@ def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
     except (orjson.JSONDecodeError, CanonicalizationError) as exc:
         raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
     # Byte equality also refuses duplicate keys: re-encoding keeps one, so the bytes differ.
-    if canonical != line:
+    if canonical != line or type(envelope) is not dict:
         raise LineInvalid(f"leaf {leaf_index}: line is not in canonical form")
     return envelope
 
@@ -102,6 +117,8 @@ def located(where: str, check: Callable[[], T]) -> T:
     try:
         return check()
     except VerificationError as exc:
+        if str(exc.args[0]).startswith(f"{where}:"):  # a check that names the leaf itself
+            raise
         raise type(exc)(
             f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
         ) from None

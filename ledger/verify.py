@@ -8,7 +8,7 @@ ledger: a receipt's bytes and, ideally, a pinned key suffice. docs/ledger.md lis
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +26,13 @@ from ledger.exceptions import (
     UntrustedKey,
     VerifierUrlMismatch,
 )
+from ledger.keychain import KeyChain, receipt_key_chain
 from ledger.keys import parse_pin
 from ledger.path_check import check_path
 from ledger.receipt_bytes import parse_receipt_bytes
 from ledger.receipt_shape import check_receipt_shape
 from ledger.signatures import check_envelope_signature, check_seal_signature
+from ledger.stamps.check import StampVerdict, verify_stamps
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -57,10 +59,17 @@ class Verdict:
     public_key_hex: str
     key_pinned: bool
     checks: tuple[str, ...]
+    stamps: StampVerdict | None = None
+    key_rotations: int = 0  # rotation records followed from the ledger's first key to the seal's
 
 
 def verify_receipt_bytes(
-    data: bytes, *, pubkey_hex: str | None = None, key_id: str | None = None
+    data: bytes,
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
 ) -> Verdict:
     """Check a receipt file's exact bytes: `verify_receipt` of what they parse to, if they are
     exactly its canonical JSON (ledger/receipt_bytes.py; else ReceiptBytesInvalid).
@@ -68,11 +77,22 @@ def verify_receipt_bytes(
     Raises InvalidPublicKey for a malformed pin before looking at `data`.
     """
     parse_pin(pubkey_hex, key_id)
-    return verify_receipt(parse_receipt_bytes(data), pubkey_hex=pubkey_hex, key_id=key_id)
+    return verify_receipt(
+        parse_receipt_bytes(data),
+        pubkey_hex=pubkey_hex,
+        key_id=key_id,
+        tsa_roots=tsa_roots,
+        bitcoin_headers=bitcoin_headers,
+    )
 
 
 def verify_receipt(
-    receipt: Mapping[str, Any], *, pubkey_hex: str | None = None, key_id: str | None = None
+    receipt: Mapping[str, Any],
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
 ) -> Verdict:
     """Check a parsed `receipt` offline: return a Verdict or raise the first failed check's error.
 
@@ -80,15 +100,19 @@ def verify_receipt(
     the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
     Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
     A file's bytes go through `verify_receipt_bytes`, which also holds them to the canonical form.
+    Stamps the receipt carries are checked too (ledger.stamps.check: Rfc3161Invalid, OtsInvalid),
+    their TSAs chained to `tsa_roots` and Bitcoin claims to `bitcoin_headers` when given.
     """
     pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
     check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
+    chain = receipt_key_chain(receipt)  # the seal's key alone, or key_rotations up to it
+    leaf_key = chain.verify_key_for_leaf(receipt["ledger"]["leaf_index"])
     checks = [
         _check_axiom_id(receipt),
         _check_verifier_url(receipt),
-        check_envelope_signature(envelope, verify_key),
+        check_envelope_signature(envelope, leaf_key),
         _check_envelope_shape(envelope),
         _check_leaf_hash(receipt),
         check_path(receipt),
@@ -96,13 +120,23 @@ def verify_receipt(
         check_seal_signature(seal, verify_key),
         _check_trust_root(receipt),
     ]
-    pinned = _check_pinned(seal, pubkey_hex, key_id)
+    if chain.records:
+        checks.append("key_rotation")
+    pinned = _check_pinned(seal, pubkey_hex, key_id, chain)
     if pinned:
         checks.append("pinned_key")
-    return _verdict(receipt, pinned, tuple(checks))
+    stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
+    checks += stamps.checks
+    return _verdict(receipt, pinned, tuple(checks), stamps, len(chain.records))
 
 
-def _verdict(receipt: Mapping[str, Any], pinned: bool, checks: tuple[str, ...]) -> Verdict:
+def _verdict(
+    receipt: Mapping[str, Any],
+    pinned: bool,
+    checks: tuple[str, ...],
+    stamps: StampVerdict,
+    rotations: int,
+) -> Verdict:
     envelope, seal = receipt["envelope"], receipt["seal"]
     return Verdict(
         axiom_id=receipt["axiom_id"],
@@ -119,6 +153,8 @@ def _verdict(receipt: Mapping[str, Any], pinned: bool, checks: tuple[str, ...]) 
         public_key_hex=seal["public_key_hex"],
         key_pinned=pinned,
         checks=checks,
+        stamps=stamps,
+        key_rotations=rotations,
     )
 
 
@@ -191,14 +227,17 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
     return "trust_root"
 
 
-def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None) -> bool:
-    if pubkey_hex is not None and pubkey_hex != seal["public_key_hex"]:
+def _check_pinned(
+    seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None, chain: KeyChain
+) -> bool:
+    """The pin names the seal's key, or a key the receipt's rotations chain to it."""
+    if pubkey_hex is not None and pubkey_hex not in chain.keys:
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned one",
             expected=pubkey_hex,
             computed=seal["public_key_hex"],
         )
-    if key_id is not None and key_id != seal["key_id"]:
+    if key_id is not None and key_id not in chain.key_ids():
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned key_id",
             expected=key_id,

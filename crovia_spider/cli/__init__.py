@@ -27,9 +27,14 @@ EXIT_USAGE = 2
 SUBCOMMAND_MODULES = (
     "crovia_spider.cli.key_cmds",
     "crovia_spider.cli.ledger_cmds",
+    "crovia_spider.cli.body_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
+    "crovia_spider.cli.publish_cmds",
+    "crovia_spider.cli.monitor_cmds",
+    "crovia_spider.cli.witness_cmds",
     "crovia_spider.cli.tlog_cmds",
+    "crovia_spider.cli.stamp_cmds",
 )
 
 

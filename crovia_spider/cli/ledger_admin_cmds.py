@@ -144,6 +144,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print_json({"ok": True, **report.__dict__})
         return EXIT_OK
     print(_audit_summary(report))
+    if report.key_rotations:
+        print(
+            f"followed {report.key_rotations} key rotation(s) (rotations.jsonl): each leaf and"
+            " seal was checked under the key of its era"
+        )
     if not report.key_pinned and report.leaves:
         print(
             "NOTE: no key was pinned, so the signatures were checked under the key the first seal"
@@ -174,10 +179,12 @@ def _audit_summary(report: AuditReport) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.stamps.store import stamp_counts
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
         stats = ledger.stats()
+        stats["stamps"] = stamp_counts(args.ledger_dir, ledger.seals())
     if args.json:
         print_json(stats)
         return EXIT_OK
@@ -191,6 +198,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
             f" root {last['merkle_root']}"
         )
+    stamps = stats["stamps"]
+    print(
+        f"stamps: {stamps['stamped']} of {stamps['seals']} seals stamped"
+        f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
+        f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count}")
     return EXIT_OK

@@ -18,6 +18,7 @@ from crovia_spider.cli.ledger_args import (
     printable,
 )
 from crovia_spider.cli.output import force_flag, write_output
+from crovia_spider.cli.stamp_report import print_stamps, stamp_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,6 +40,23 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
     pin = parser.add_mutually_exclusive_group()
     pin.add_argument("--pubkey", metavar="HEX", help="the trusted signer's public key (64 hex)")
     pin.add_argument("--key-id", metavar="ID", help="the trusted signer's key_id (16 hex)")
+    parser.add_argument(
+        "--tsa-root",
+        metavar="PEM",
+        type=Path,
+        action="append",
+        default=[],
+        help="a trusted RFC 3161 TSA root certificate (repeatable); without one a token's TSA is"
+        " not pinned",
+    )
+    parser.add_argument(
+        "--bitcoin-header",
+        metavar="HEX",
+        action="append",
+        default=[],
+        help="an 80-byte Bitcoin block header (160 hex, repeatable) to check an OpenTimestamps"
+        " Bitcoin attestation against",
+    )
     json_flag(parser)
     parser.set_defaults(handler=cmd_verify)
 
@@ -64,14 +82,22 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ledger.keys import parse_pin
+    from ledger.stamps.check import load_roots, parse_block_header
     from ledger.verify import verify_receipt_bytes
 
     parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
+    roots = load_roots(args.tsa_root)
+    headers = [parse_block_header(text) for text in args.bitcoin_header]
     verdict = verify_receipt_bytes(
-        _read_receipt(args.receipt), pubkey_hex=args.pubkey, key_id=args.key_id
+        _read_receipt(args.receipt),
+        pubkey_hex=args.pubkey,
+        key_id=args.key_id,
+        tsa_roots=roots,
+        bitcoin_headers=headers,
     )
     if args.json:
-        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks)})
+        stamps = stamp_report(verdict.stamps)
+        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks), **stamps})
         return EXIT_OK
     print(f"OK: {verdict.axiom_id} verified; this receipt vouches that")
     for label, value in (
@@ -86,11 +112,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     ):
         print(f"  {label + ':':<12} {printable(value)}")
     print(f"checks passed: {', '.join(verdict.checks)}")
+    if verdict.key_rotations:
+        print(
+            f"followed {verdict.key_rotations} key rotation(s) from the ledger's first key to the"
+            " seal's key, each signed by both keys: any key of that chain may be pinned"
+        )
     if not verdict.key_pinned:
         print(
             "NOTE: no key was pinned, so this shows the receipt is self-consistent, not who signed"
             " it. Pin the expected signer with --pubkey HEX or --key-id ID."
         )
+    print_stamps(verdict.stamps)
     return EXIT_OK
 
 

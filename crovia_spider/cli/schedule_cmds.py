@@ -65,11 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_schedule(args: argparse.Namespace) -> int:
     """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if invalid."""
     from crovia_spider.schedule import children
-    from crovia_spider.schedule.config import load_schedule
+    from crovia_spider.schedule.config import enabled_jobs, load_schedule
 
     root = children.project_root(Path.cwd())
     config = args.config if args.config is not None else root / env_default("CROVIA_SCHEDULE_FILE")
-    jobs = load_schedule(config)
+    jobs = enabled_jobs(load_schedule(config), env_default("CROVIA_PUBLISH_DIR"))
     if args.list:
         _print_list(jobs, datetime.now(UTC), as_json=args.json)
         return 0

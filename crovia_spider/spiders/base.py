@@ -107,8 +107,11 @@ class FeedSpider(scrapy.Spider):
         outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
         if parsed.truncated_entries:
             self.run.drop(feed.vendor, "truncated document", parsed.truncated_entries)
+        fetch = fetch_evidence(response, outcome.sha256, observed_at)
         for entry in parsed.entries:
-            yield self.entry_item(entry, feed, response, observed_at)
+            item = self.entry_item(entry, feed, response, observed_at)
+            item.fetch, item.body = fetch, response.body
+            yield item
 
     def entry_item(
         self, entry: dict[str, Any], feed: FeedConfig, response: Response, observed_at: str
@@ -143,6 +146,22 @@ def record_response(outcome: FeedOutcome, response: Response) -> None:
     outcome.sha256 = hashlib.sha256(response.body).hexdigest()
     outcome.etag = _header(response, b"ETag")
     outcome.last_modified = _header(response, b"Last-Modified")
+
+
+def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dict[str, Any]:
+    """What every envelope of this response signs as `object.fetch`: the URL after redirects, the
+    status, the sha256 of the body as parsed (after transfer and content decoding), when it
+    arrived, and `etag` / `last_modified` only if the response sent them (absent, not empty)."""
+    evidence: dict[str, Any] = {
+        "body_sha256": body_sha256,
+        "fetched_at": fetched_at,
+        "final_url": response.url,
+        "status": response.status,
+    }
+    for key, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
+        if value := _header(response, header):
+            evidence[key] = value
+    return evidence
 
 
 def response_headers(response: Response) -> dict[str, str]:

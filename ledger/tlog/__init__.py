@@ -6,6 +6,8 @@
 - `checkpoint`: C2SP tlog-checkpoint bodies.
 - `cosignature`: C2SP tlog-cosignature/v1 (timestamped Ed25519 cosignatures).
 - `proof`: the c2sp.org/tlog-proof@v1 file.
+- `tiles`: C2SP tlog-tiles paths, hash tiles, entry bundles, the tiles a growing tree changes.
+- `tile_tree`: complete nodes read back from tiles, and a tree grown over them from new leaves.
 
 Storage of the tree and the checkpoints is `ledger/tlog_store.py`; docs/ledger.md describes both.
 """
