@@ -113,6 +113,13 @@ class VerificationError(LedgerError):
         return text
 
 
+class ReceiptBytesInvalid(VerificationError):
+    """The receipt's bytes are not exactly canonical_json of what they parse to (a duplicate key, a
+    BOM, another encoding, an escape or whitespace canonical JSON would not use, ...)."""
+
+    check = "canonical_bytes"
+
+
 class ReceiptMalformed(VerificationError):
     """The receipt does not have the crovia.axiom_proof.v1 shape."""
 
@@ -179,6 +186,13 @@ class KeyIdMismatch(VerificationError):
     check = "key_id"
 
 
+class EnvelopeMalformed(VerificationError):
+    """An envelope lacks the AX.OBS shape: its exact key set, schema, axiom_type, anchors, or the
+    fields a verifier reports."""
+
+    check = "envelope_shape"
+
+
 class TrustRootMismatch(VerificationError):
     """The receipt's trust_root names a different key from the one that signed the seal."""
 
@@ -201,6 +215,24 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class NoAuditKey(VerificationError):
+    """`crovia audit` has no key to check the leaves' signatures against (no seal, no --pubkey)."""
+
+    check = "audit_key"
+
+
+class DuplicateLeaf(VerificationError):
+    """Two leaves carry the same axiom_id: a replayed line (found by `crovia audit`)."""
+
+    check = "duplicate_axiom"
+
+
+class IndexMismatch(VerificationError):
+    """index.sqlite is missing, unreadable, or a row disagrees with the JSONL (`crovia audit`)."""
+
+    check = "index"
 
 
 class TileMalformed(VerificationError):

@@ -65,3 +65,19 @@ def release(fd: int) -> None:
 def _holder(fd: int) -> str:
     text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
     return f"pid {text}" if text.isdigit() else "pid unknown"
+
+
+def held(path: Path) -> bool:
+    """True while a writer holds the lock on `path`. Creates nothing; a reader's probe takes a
+    shared lock for an instant (a writer waiting for it retries within its poll interval)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared lock too
+    return False

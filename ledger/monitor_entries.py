@@ -1,8 +1,8 @@
 """A monitor's check of one published entry: the rules `crovia audit` applies to a ledger line,
 plus the envelope's shape at its index, so a monitor trusts nothing the log says about itself.
 
-Per entry: canonical JSON, axiom_id, ed25519 signature under the log's key (ledger/audit.py's
-`check_line`, the verifier's own checks); then the exact envelope keys, schema and type, the
+Per entry: canonical JSON, axiom_id, ed25519 signature under the log's key (ledger/audit_leaves.py's
+`check_signed_line`, the verifier's own checks); then the exact envelope keys, schema and type, the
 anchor naming this leaf index, and the spider_record's 17 fields and types.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import nacl.signing
 import orjson
 
-from ledger.audit import check_line
+from ledger.audit_leaves import check_signed_line
 from ledger.envelope import (
     ANCHOR_CHAIN,
     ANCHOR_SEE_RECEIPT,
@@ -58,7 +58,7 @@ def check_entries(
         if leaf_index < verify_from:  # checked in an earlier run, bound by its verified root
             digests.append(leaf_hash(entry))
         else:
-            digests.append(check_line(entry, leaf_index, key))
+            digests.append(check_signed_line(entry, leaf_index, key))
             check_shape(orjson.loads(entry), leaf_index)
     return digests
 

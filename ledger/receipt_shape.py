@@ -12,7 +12,7 @@ from typing import Any
 from ledger.canonical import check_signable
 from ledger.exceptions import CanonicalizationError, ReceiptMalformed
 from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
-from ledger.seal import SEAL_KEY_SETS
+from ledger.seal import SEAL_KEY_SETS, SEED_SEAL_KEYS
 from ledger.stamps.shape import OPTIONAL_ANCHOR_KEYS, OPTIONAL_RECEIPT_KEYS, check_stamp_shape
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
@@ -29,6 +29,7 @@ _TYPES: dict[tuple[str, str], type] = {
     ("seal", "key_id"): str,
     ("seal", "signature"): str,
     ("seal", "sig_algorithm"): str,
+    ("seal", "sealed_at"): str,
     ("ledger", "leaf_index"): int,
     ("ledger", "leaf_hash"): str,
     ("merkle_proof", "path"): list,
@@ -48,7 +49,12 @@ def check_receipt_shape(receipt: Any) -> None:
     except CanonicalizationError as exc:
         raise ReceiptMalformed(f"not canonical-encodable: {exc}") from None
     for name, keys in SECTION_KEYS.items():
-        _expect_keys(name, receipt[name], _accepted_keys(name, receipt[name], keys))
+        if name != "seal":
+            _expect_keys(name, receipt[name], keys)
+    check_seal_keys("seal", receipt["seal"])
+    for name in OPTIONAL_KEYS["receipt"] & receipt.keys():
+        if type(receipt[name]) is not list or not receipt[name]:
+            raise ReceiptMalformed(f"{name}, when present, is a non-empty list")
     envelope = receipt["envelope"]
     if not isinstance(envelope, dict) or not {"axiom_id", "signature"} <= envelope.keys():
         raise ReceiptMalformed("envelope is an object with axiom_id and signature")
@@ -63,20 +69,18 @@ def check_receipt_shape(receipt: Any) -> None:
     check_stamp_shape(receipt)  # an attestation claimed without a proof is refused here
 
 
-def _accepted_keys(name: str, section: Any, keys: frozenset[str]) -> frozenset[str]:
-    """A seal may have the reference's keys or those plus the whole extension (ledger/seal.py)."""
-    if name == "seal" and isinstance(section, Mapping) and frozenset(section) in SEAL_KEY_SETS:
-        return frozenset(section)
-    return keys
+def check_seal_keys(name: str, seal: Any) -> None:
+    """ReceiptMalformed unless `seal` is an object with one of SEAL_KEY_SETS (ledger/seal.py):
+    the reference seal's keys, or those plus exactly the transparency-log fields."""
+    if not isinstance(seal, Mapping) or seal.keys() not in SEAL_KEY_SETS:
+        computed = sorted(seal) if isinstance(seal, Mapping) else type(seal).__name__
+        raise ReceiptMalformed(f"{name} keys", expected=sorted(SEED_SEAL_KEYS), computed=computed)
 
 
 def _expect_keys(name: str, section: Any, keys: frozenset[str]) -> None:
-    extra = set(section) - keys if isinstance(section, Mapping) else set()
-    if (
-        not isinstance(section, Mapping)
-        or extra - OPTIONAL_KEYS.get(name, set())
-        or not keys <= set(section)
-    ):
+    """Exactly `keys`, plus any of the extension keys OPTIONAL_KEYS allows in `name`."""
+    optional = OPTIONAL_KEYS.get(name, frozenset())
+    if not isinstance(section, Mapping) or not keys <= section.keys() <= keys | optional:
         computed = sorted(section) if isinstance(section, Mapping) else type(section).__name__
         raise ReceiptMalformed(f"{name} keys", expected=sorted(keys), computed=computed)
 

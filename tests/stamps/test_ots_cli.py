@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from ledger.canonical import canonical_json
 from ledger.exceptions import OtsInvalid
 from ledger.stamps import ots
 from ledger.verify import verify_receipt
@@ -107,7 +108,7 @@ def test_a_proof_of_another_seal_fails_and_a_claim_without_proof_is_refused(work
     with pytest.raises(OtsInvalid, match="does not start at sha256 of the seal"):
         verify_stamps(mutated)
     del receipt["bitcoin_anchor"]["ots_proof_base64"]
-    (work / "claim.json").write_text(json.dumps(receipt))
+    (work / "claim.json").write_bytes(canonical_json(receipt))  # exact bytes: verify reads them
     proc = crovia(work, "verify", str(work / "claim.json"))
     assert proc.returncode == 1 and "check bitcoin_anchor failed" in proc.stderr
 

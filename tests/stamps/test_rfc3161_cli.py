@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.canonical import canonical_json
 from ledger.exceptions import Rfc3161Invalid, SealSignatureInvalid
 from ledger.stamps import seal_digest, stamped_bytes
 from ledger.verify import verify_receipt
@@ -79,7 +80,7 @@ def test_a_changed_byte_in_the_token_seal_or_imprint_fails_verify(work, pki):
         changed[value] ^= 0x80
         mutated = json.loads(json.dumps(receipt))
         mutated["rfc3161_timestamps"][0]["token_base64"] = base64.b64encode(changed).decode()
-        (work / f"{name}.json").write_text(json.dumps(mutated))
+        (work / f"{name}.json").write_bytes(canonical_json(mutated))  # exact bytes: verify reads
         proc = crovia(work, "verify", str(work / f"{name}.json"), "--tsa-root", str(pki.root))
         assert proc.returncode == 1 and "check rfc3161 failed" in proc.stderr, proc.stderr
 
