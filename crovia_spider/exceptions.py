@@ -15,3 +15,8 @@ class ConfigError(CroviaError):
 
 class CrawlRefused(CroviaError):
     """The crawl must not start: no signing key, or another writer holds the ledger lock."""
+
+
+class UnreadableEntry(CroviaError):
+    """One feed entry cannot be read (it holds a reference XML cannot encode): it alone is dropped,
+    counted with this reason."""
