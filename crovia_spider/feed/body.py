@@ -25,7 +25,11 @@ from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
-from crovia_spider.feed.prolog import declares_entities, declares_entities_anywhere
+from crovia_spider.feed.prolog import (
+    ascii_compatible,
+    declares_entities,
+    declares_entities_anywhere,
+)
 from crovia_spider.feed.references import resolve_references
 
 DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
@@ -64,7 +68,7 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     try:
         return _parse(body, headers)
     except Exception as exc:  # any parser bug must cost this feed only, and be told
-        lost = len(_ENTRY_CLOSE.findall(body))
+        lost = len(_ENTRY_CLOSE.findall(ascii_compatible(body)))
         error = f"unreadable feed: {_describe(exc)}"
         return ParsedFeed(error=error, failed=True, lost_entries=lost)
 
