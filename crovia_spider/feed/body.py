@@ -11,8 +11,10 @@ HTML named entities and numeric references XML cannot read are rewritten first
 A document that is not a feed (an HTML page, a 200 with nothing) is reported; a truncated document
 keeps only the entries whose closing tag arrived, so nothing half-parsed goes on to the ledger.
 A malformed but complete feed (feedparser's `bozo`) is data, not an exception: its entries are kept
-and the reason is recorded. Should feedparser raise all the same, the feed is unreadable (`failed`),
-and the entries its body holds are counted as lost (`lost_entries`), never silently.
+and the reason is recorded. Should feedparser raise all the same, or find no feed in the body, the
+feed is unreadable (`failed`), and the entries its body closes are counted as lost
+(`lost_entries`), never silently. A refused body is `failed` too, its entries not counted: they were
+deliberately not read.
 """
 
 from __future__ import annotations
@@ -68,9 +70,8 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     try:
         return _parse(body, headers)
     except Exception as exc:  # any parser bug must cost this feed only, and be told
-        lost = len(_ENTRY_CLOSE.findall(ascii_compatible(body)))
         error = f"unreadable feed: {_describe(exc)}"
-        return ParsedFeed(error=error, failed=True, lost_entries=lost)
+        return ParsedFeed(error=error, failed=True, lost_entries=_closed_entries(body))
 
 
 def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
@@ -84,6 +85,7 @@ def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
         kind = headers.get("content-type", "no content-type")
         result.error = f"not a feed ({kind})" + (f": {problem}" if problem else "")
         result.failed = True
+        result.lost_entries = _closed_entries(body)
         return result
     result.error = problem
     exc = parsed.get("bozo_exception")
@@ -112,6 +114,11 @@ def _describe(exc: BaseException | None) -> str:
     if isinstance(exc, xml.sax.SAXParseException):
         where = f" at line {exc.getLineNumber()}, column {exc.getColumnNumber()}"
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _closed_entries(body: bytes) -> int:
+    """How many entries `body` closes (`</item>`, `</entry>`), in any encoding prolog.py reads."""
+    return len(_ENTRY_CLOSE.findall(ascii_compatible(body)))
 
 
 def _drop_unclosed(result: ParsedFeed, body: bytes) -> None:
