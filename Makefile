@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Same default as crovia_spider/options.py; the environment overrides it (make crawl creates it).
 export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 
-.PHONY: install crawl test demo lint bench clean
+.PHONY: install crawl test demo lint bench clean need-openssl
 
 install: $(STAMP)
 
@@ -23,8 +23,12 @@ crawl: $(STAMP)
 	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
 	$(BIN)/scrapy crawl vendor_press
 
-test: $(STAMP)
+test: $(STAMP) need-openssl
 	$(BIN)/python -m pytest
+
+# The stamp tests answer RFC 3161 requests with OpenSSL's own TSA (`openssl ts -reply`).
+need-openssl:
+	@command -v openssl >/dev/null || { echo "openssl is missing: apt-get install -y openssl" >&2; exit 1; }
 
 demo: $(STAMP)
 	$(BIN)/python -m crovia_spider.demo

@@ -22,6 +22,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_SIGNING_KEY_FILE": ("data/keys/signing.key", "ed25519 signing key, mode 0600"),
     "CROVIA_SEAL_EVERY": ("1000", "leaves between automatic seals (a crawl also seals at its end)"),
     "CROVIA_LOCK_TIMEOUT": ("60", "seconds a writer waits for the ledger lock before giving up"),
+    "CROVIA_LOG_ORIGIN": (
+        "",
+        "origin line of the log's checkpoints and name of its note key; empty:"
+        " crovia.local/<key_id>",
+    ),
     "CROVIA_ISSUE_BATCH": ("500", "envelopes per ledger append (one fsync per batch)"),
     "CROVIA_MAX_ENTRIES_PER_FEED": (
         "2000",
@@ -34,6 +39,13 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "contact URL in the User-Agent: set your own, so site owners can reach you",
     ),
     "CROVIA_USER_AGENT": ("", "full User-Agent; empty: crovia-spider/VERSION (+CONTACT_URL)"),
+    "CROVIA_TSA_URLS": ("", "RFC 3161 TSAs `crovia stamp` asks, comma-separated URLs"),
+    "CROVIA_TSA_ROOTS": (
+        "",
+        "PEM files of trusted TSA roots, comma-separated: chain checked at stamp",
+    ),
+    "CROVIA_OTS_CALENDARS": ("", "OpenTimestamps calendars `crovia stamp` asks, comma-separated"),
+    "CROVIA_STAMP_TIMEOUT": ("20", "seconds one TSA or calendar request may take in all"),
     "CROVIA_SCRAPY_COMMAND": (
         "",
         "command starting scheduled crawls; empty: python -m scrapy",

@@ -22,6 +22,7 @@ CROVIA_LEDGER_DIR = env_default("CROVIA_LEDGER_DIR")
 CROVIA_SIGNING_KEY_FILE = env_default("CROVIA_SIGNING_KEY_FILE")
 CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
 CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
+CROVIA_LOG_ORIGIN = env_default("CROVIA_LOG_ORIGIN")
 # Envelopes handed to the ledger per issue() call: one fsync per batch.
 CROVIA_ISSUE_BATCH = env_default("CROVIA_ISSUE_BATCH")
 # 1: feedparser runs in a worker process, on the second core (crovia_spider/parsepool.py).

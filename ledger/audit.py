@@ -37,7 +37,8 @@ from ledger.exceptions import (
 )
 from ledger.keys import parse_pin
 from ledger.reader import LEDGER_FILE, SEALS_FILE
-from ledger.receipt import SECTION_KEYS
+from ledger.seal import SEAL_KEY_SETS
+from ledger.tlog_audit import SealChain, check_checkpoints, check_rfc6962_root
 from ledger.tree import MemoryFrontier
 from ledger.verify import check_envelope_signature, check_seal_signature
 
@@ -97,6 +98,7 @@ def audit(
             if progress is not None:
                 progress(leaves)
     checker.finish(leaves)
+    check_checkpoints(directory, [seal for _number, seal in seals])
     torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
     return AuditReport(
         leaves, len(seals), key_hex, pubkey_hex is not None, time.monotonic() - started, torn
@@ -175,8 +177,10 @@ class _SealChecker:
         self._seals = deque(seals)
         self._key_hex = key_hex
         self._previous_count = 0
+        chain = SealChain()
         for number, seal in seals:  # before any leaf: a wrong key would fail them all
             self._check_key(number, seal)
+            chain.check(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
@@ -189,6 +193,7 @@ class _SealChecker:
                     expected=seal["merkle_root"],
                     computed=computed,
                 )
+            check_rfc6962_root(number, seal, frontier)
 
     def finish(self, leaf_count: int) -> None:
         if self._seals:
@@ -238,7 +243,7 @@ def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str
             seal = orjson.loads(line)
         except orjson.JSONDecodeError:
             raise SealInvalid(f"seals.jsonl line {number} is not JSON") from None
-        if not isinstance(seal, dict) or set(seal) != SECTION_KEYS["seal"]:
+        if not isinstance(seal, dict) or frozenset(seal) not in SEAL_KEY_SETS:
             raise SealInvalid(f"seals.jsonl line {number} does not have a seal's fields")
         for name, kind in _SEAL_TYPES.items():
             if type(seal[name]) is not kind:

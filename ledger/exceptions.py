@@ -62,6 +62,14 @@ class DuplicateAxiom(LedgerError):
     """An envelope with this axiom_id is already in the ledger (or twice in one batch)."""
 
 
+class WrongSigningKey(LedgerError):
+    """A writer offered a key other than the ledger's current key (one key per ledger)."""
+
+
+class RotationRefused(LedgerError):
+    """A key rotation cannot be made (the new key is one the ledger already had)."""
+
+
 class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
 
@@ -177,3 +185,35 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class RotationInvalid(VerificationError):
+    """A key rotation record is malformed, badly signed, or does not chain (docs/ledger.md)."""
+
+    check = "key_rotation"
+
+
+# -- timestamps (ledger/stamps/) -------------------------------------------------------------------
+
+
+class StampTransportError(LedgerError):
+    """A TSA or calendar could not be reached or answered with an HTTP error (`status`, if any).
+
+    A stamping run records it and goes on; the next run asks again.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Rfc3161Invalid(VerificationError):
+    """An RFC 3161 reply or token fails a check (imprint, nonce, CMS signature, ESS, EKU, chain)."""
+
+    check = "rfc3161"
+
+
+class OtsInvalid(VerificationError):
+    """An OpenTimestamps proof is malformed, for other data, or disagrees with what it claims."""
+
+    check = "opentimestamps"

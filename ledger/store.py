@@ -25,13 +25,16 @@ from ledger.reader import (
     LEDGER_FILE,
     LOCK_FILE,
     QUARANTINE_DIR,
+    ROTATIONS_FILE,
     RUNS_FILE,
     SEALS_FILE,
     TREE_DIR,
     LedgerReader,
 )
 from ledger.seal import build_seal
+from ledger.tlog_store import CHECKPOINTS_PATH, CheckpointStore, log_origin, note_signer
 from ledger.tree import FileNodeStore
+from ledger.writer_key import check_writer_key
 
 __all__ = ["LEDGER_FILE", "RUNS_FILE", "SEALS_FILE", "IndexEntry", "Issued", "Ledger"]
 
@@ -52,6 +55,7 @@ class Ledger(LedgerReader):
         self._key = signing_key
         self._seal_every: int | None = None
         self._appender: BatchAppender | None = None
+        self._origin: str | None = None
 
     @classmethod
     def open(
@@ -62,18 +66,25 @@ class Ledger(LedgerReader):
         lock_timeout: float = 60.0,
         seal_every: int | None = None,
         writer: bool | None = None,
+        log_origin: str | None = None,
     ) -> Ledger:
         """Open a ledger as the writer (with `signing_key`) or as a reader (without).
 
         The writer creates the directory, takes the lock (raises LedgerLocked after `lock_timeout`
-        seconds) and runs crash recovery. A reader raises LedgerNotFound when there is no ledger.
-        `writer=True` without a key opens for maintenance (`rebuild_index`): locked, but cannot
-        sign.
+        seconds) and runs crash recovery. It raises WrongSigningKey, having written nothing, when
+        `signing_key` is not the ledger's current key (ledger/writer_key.py). A reader raises
+        LedgerNotFound when there is no ledger. `writer=True` without a key opens for maintenance
+        (`rebuild_index`): locked, but cannot sign. `log_origin` names the log in its checkpoints
+        (default: the origin of the checkpoints already stored, else `crovia.local/<key_id>`);
+        LogOriginChanged if it differs from theirs.
         """
         ledger = cls(Path(directory).absolute(), signing_key)
         ledger._seal_every = seal_every
+        ledger._origin = log_origin
         try:
             if writer or (writer is None and signing_key is not None):
+                if signing_key is not None:  # before the lock: a refused writer changes no byte
+                    check_writer_key(ledger.directory, signing_key)
                 ledger._open_writer(lock_timeout)
             else:
                 ledger._open_reader()
@@ -121,6 +132,7 @@ class Ledger(LedgerReader):
         if self._leaf_count == 0:
             raise EmptyLedger("nothing to seal: the ledger has no leaves")
         if self._unsealed() == 0:
+            self._checkpoint(key)
             return self._last_seal
         first = self._index.leaf(self._leaf_count - self._unsealed())
         last = self._index.leaf(self._leaf_count - 1)
@@ -128,13 +140,16 @@ class Ledger(LedgerReader):
             key=key,
             leaf_count=self._leaf_count,
             merkle_root=self.merkle_root(),
-            jsonl_path=str(self.jsonl_path),
+            jsonl_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             run_id=run_id or f"seal_{self._leaf_count}",
             first=(first.receipt_hash, first.run_hash),
             last=(last.receipt_hash, last.run_hash),
+            prev_seal=self._last_seal,
+            rfc6962_root=self.rfc6962_root(),
         )
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
+        self._checkpoint(key)
         return seal
 
     def append_run(self, record: Mapping[str, Any]) -> None:
@@ -171,14 +186,25 @@ class Ledger(LedgerReader):
         self._index = LedgerIndex(self.directory / INDEX_FILE, writable=True)
         self._nodes = FileNodeStore(self.directory / TREE_DIR, writable=True)
         self._recover()
+        if self._key is not None:  # again under the lock: a rotation may have come meanwhile
+            check_writer_key(self.directory, self._key)
 
     def _recover(self) -> None:
         quarantine = self.directory / QUARANTINE_DIR
-        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE):
+        for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE, ROTATIONS_FILE, CHECKPOINTS_PATH):
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
         self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
+        if self._key is not None:
+            self._checkpoint(self._key)
+
+    def _checkpoint(self, key: nacl.signing.SigningKey) -> None:
+        """Sign the newest seal's checkpoint unless stored: a crash between the two is repaired."""
+        if self._last_seal is not None and "rfc6962_root" in self._last_seal:
+            store = CheckpointStore(self.directory)  # unset, the origin stays the log's own
+            origin = log_origin(self._origin or store.origin(), bytes(key.verify_key))
+            store.ensure(self._last_seal, note_signer(key, origin))
 
     def _appender_for(self, key: nacl.signing.SigningKey) -> BatchAppender:
         if self._appender is None:

@@ -8,7 +8,7 @@ pinned key suffice.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,7 @@ from ledger.keys import parse_pin
 from ledger.receipt import MERKLE_PROOF_PARAMS
 from ledger.receipt_shape import check_receipt_shape
 from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
+from ledger.stamps.check import StampVerdict, verify_stamps
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX128 = re.compile(r"[0-9a-f]{128}")
@@ -54,16 +55,24 @@ class Verdict:
     public_key_hex: str
     key_pinned: bool
     checks: tuple[str, ...]
+    stamps: StampVerdict | None = None
 
 
 def verify_receipt(
-    receipt: Mapping[str, Any], *, pubkey_hex: str | None = None, key_id: str | None = None
+    receipt: Mapping[str, Any],
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
 ) -> Verdict:
     """Check `receipt` offline: return a Verdict or raise the first failed check's error.
 
     `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
     the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
     Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
+    Stamps the receipt carries are checked too (ledger.stamps.check: Rfc3161Invalid, OtsInvalid),
+    their TSAs chained to `tsa_roots` and Bitcoin claims to `bitcoin_headers` when given.
     """
     pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
     check_receipt_shape(receipt)
@@ -82,6 +91,8 @@ def verify_receipt(
     pinned = _check_pinned(seal, pubkey_hex, key_id)
     if pinned:
         checks.append("pinned_key")
+    stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
+    checks += stamps.checks
     return Verdict(
         axiom_id=receipt["axiom_id"],
         leaf_index=receipt["ledger"]["leaf_index"],
@@ -91,6 +102,7 @@ def verify_receipt(
         public_key_hex=seal["public_key_hex"],
         key_pinned=pinned,
         checks=tuple(checks),
+        stamps=stamps,
     )
 
 

@@ -20,9 +20,12 @@ EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 
 SUBCOMMAND_MODULES = (
+    "crovia_spider.cli.key_cmds",
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
+    "crovia_spider.cli.tlog_cmds",
+    "crovia_spider.cli.stamp_cmds",
 )
 
 

@@ -101,7 +101,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
     key = load_signing_key(args.key)
-    with Ledger.open(args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout) as ledger:
+    origin = env_default("CROVIA_LOG_ORIGIN") or None
+    with Ledger.open(
+        args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin
+    ) as ledger:
         before = ledger.last_seal()
         seal = ledger.seal(run_id=args.run_id)
     fresh = seal is not before
@@ -158,10 +161,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.stamps.store import stamp_counts
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
         stats = ledger.stats()
+        stats["stamps"] = stamp_counts(args.ledger_dir, ledger.seals())
     if args.json:
         print_json(stats)
         return EXIT_OK
@@ -175,6 +180,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
             f" root {last['merkle_root']}"
         )
+    stamps = stats["stamps"]
+    print(
+        f"stamps: {stamps['stamped']} of {stamps['seals']} seals stamped"
+        f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
+        f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count}")
     return EXIT_OK

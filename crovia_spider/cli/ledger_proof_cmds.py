@@ -1,4 +1,4 @@
-"""`crovia keygen`, `crovia verify` and `crovia prove`: keys, and receipts made and checked.
+"""`crovia verify` and `crovia prove`: receipts made and checked (keys: key_cmds.py).
 
 The ledger (PyNaCl, orjson) is imported inside handlers. Failed checks raise VerificationError
 (exit 1), usage and I/O problems LedgerError (exit 2). See docs/ledger.md.
@@ -17,27 +17,14 @@ from crovia_spider.cli.ledger_args import (
     ledger_dir,
     print_json,
 )
+from crovia_spider.cli.output import force_flag, write_output
+from crovia_spider.cli.stamp_report import print_stamps, stamp_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add keygen, verify and prove."""
-    _add_keygen(subparsers)
+    """Add verify and prove."""
     _add_verify(subparsers)
     _add_prove(subparsers)
-
-
-def _add_keygen(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "keygen",
-        help="create an ed25519 signing key (mode 0600)",
-        description="Create a new signing key file; never overwrites one. Prints the public key.",
-    )
-    parser.add_argument("--out", type=Path, required=True, help="where to write the key file")
-    parser.add_argument(
-        "--trust-root", type=Path, help="also write the public trust root JSON to this file"
-    )
-    json_flag(parser)
-    parser.set_defaults(handler=cmd_keygen)
 
 
 def _add_verify(subparsers: argparse._SubParsersAction) -> None:
@@ -52,6 +39,23 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
     pin = parser.add_mutually_exclusive_group()
     pin.add_argument("--pubkey", metavar="HEX", help="the trusted signer's public key (64 hex)")
     pin.add_argument("--key-id", metavar="ID", help="the trusted signer's key_id (16 hex)")
+    parser.add_argument(
+        "--tsa-root",
+        metavar="PEM",
+        type=Path,
+        action="append",
+        default=[],
+        help="a trusted RFC 3161 TSA root certificate (repeatable); without one a token's TSA is"
+        " not pinned",
+    )
+    parser.add_argument(
+        "--bitcoin-header",
+        metavar="HEX",
+        action="append",
+        default=[],
+        help="an 80-byte Bitcoin block header (160 hex, repeatable) to check an OpenTimestamps"
+        " Bitcoin attestation against",
+    )
     json_flag(parser)
     parser.set_defaults(handler=cmd_verify)
 
@@ -65,45 +69,34 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     ledger_dir(parser)
     parser.add_argument("--out", type=Path, help="write the receipt here instead of stdout")
-    parser.set_defaults(handler=cmd_prove)
-
-
-def cmd_keygen(args: argparse.Namespace) -> int:
-    from ledger.keys import generate_signing_key, key_id
-
-    key = generate_signing_key(args.out)
-    public = bytes(key.verify_key)
-    trust_root = {
-        "key_id": key_id(public),
-        "public_key_hex": public.hex(),
-        "signature_algorithm": "ed25519",
-    }
-    if args.trust_root is not None:
-        args.trust_root.write_text(json.dumps(trust_root, indent=2, sort_keys=True) + "\n")
-    if args.json:
-        print_json(
-            {**trust_root, "key_file": str(args.out), "trust_root_file": _str(args.trust_root)}
-        )
-        return EXIT_OK
-    print(
-        f"signing key written to {args.out} (mode 0600): keep it secret, back it up, never share it"
+    parser.add_argument(
+        "--tlog-proof",
+        type=Path,
+        metavar="FILE",
+        help="also write a c2sp.org/tlog-proof file for the same leaf and seal",
     )
-    print(f"public key: {trust_root['public_key_hex']}")
-    print(f"key_id:     {trust_root['key_id']}")
-    if args.trust_root is not None:
-        print(f"trust root: {args.trust_root}")
-    return EXIT_OK
+    force_flag(parser)
+    parser.set_defaults(handler=cmd_prove)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ledger.exceptions import VerificationError
     from ledger.keys import parse_pin
+    from ledger.stamps.check import load_roots, parse_block_header
     from ledger.verify import verify_receipt
 
     parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
+    roots = load_roots(args.tsa_root)
+    headers = [parse_block_header(text) for text in args.bitcoin_header]
     receipt = _load_receipt(args.receipt)
     try:
-        verdict = verify_receipt(receipt, pubkey_hex=args.pubkey, key_id=args.key_id)
+        verdict = verify_receipt(
+            receipt,
+            pubkey_hex=args.pubkey,
+            key_id=args.key_id,
+            tsa_roots=roots,
+            bitcoin_headers=headers,
+        )
     except VerificationError as exc:
         if not args.json:
             raise
@@ -118,7 +111,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
         return EXIT_CHECK_FAILED
     if args.json:
-        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks)})
+        stamps = stamp_report(verdict.stamps)
+        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks), **stamps})
         return EXIT_OK
     print(
         f"OK: {verdict.axiom_id} is leaf {verdict.leaf_index} of {verdict.leaf_count} under"
@@ -130,6 +124,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             "NOTE: no key was pinned, so this shows the receipt is self-consistent, not who signed"
             " it. Pin the expected signer with --pubkey HEX or --key-id ID."
         )
+    print_stamps(verdict.stamps)
     return EXIT_OK
 
 
@@ -138,9 +133,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
-        data = canonical_json(ledger.receipt(args.axiom_id))
+        receipt = ledger.receipt(args.axiom_id)
+        if args.tlog_proof is not None:
+            from crovia_spider.cli.tlog_cmds import write_tlog_proof
+
+            write_tlog_proof(ledger, receipt, args.tlog_proof, force=args.force)
+    data = canonical_json(receipt)
     if args.out is not None:
-        args.out.write_bytes(data)
+        write_output(args.out, data, force=args.force)
     else:  # byte for byte the canonical receipt; a newline only for a human at a terminal
         sys.stdout.buffer.write(data + b"\n" if sys.stdout.isatty() else data)
     return EXIT_OK
@@ -154,7 +154,3 @@ def _load_receipt(source: str) -> dict:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReceiptMalformed(f"{source} is not JSON: {exc}") from None
-
-
-def _str(path: Path | None) -> str | None:
-    return None if path is None else str(path)

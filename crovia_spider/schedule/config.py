@@ -1,6 +1,7 @@
 """The jobs of `crovia schedule`, read from config/schedule.toml and validated before anything runs.
 
-A job is a crawl (`spider = "NAME"`, optional `args`) or a seal (`seal = true`), fired by `cron`
+A job is a crawl (`spider = "NAME"`, optional `args`), a seal (`seal = true`) or a stamping run
+(`stamp = true`, optional `args = ["--upgrade"]`: `crovia stamp`, docs/stamps.md), fired by `cron`
 (5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with optional
 `jitter` seconds. Any mistake raises ConfigError naming the file, the job and what is wrong.
 """
@@ -23,7 +24,10 @@ from crovia_spider.schedule.triggers import (
     parse_duration,
 )
 
-JOB_KEYS = frozenset({"name", "spider", "args", "seal", "cron", "every", "timezone", "jitter"})
+JOB_KEYS = frozenset(
+    {"name", "spider", "args", "seal", "stamp", "cron", "every", "timezone", "jitter"}
+)
+STAMP_ARGS = ((), ("--upgrade",))
 # Names become APScheduler job ids and log fields; spider names are Scrapy's own rule.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _SPIDER = re.compile(r"[A-Za-z0-9_-]+")
@@ -39,16 +43,19 @@ class Job:
     spider: str | None = None
     args: tuple[str, ...] = ()
     jitter: int | None = None
+    stamp: bool = False
 
     @property
     def is_seal(self) -> bool:
-        return self.spider is None
+        return self.spider is None and not self.stamp
 
     @property
     def action(self) -> str:
         """What the job runs, as an operator would type it."""
         if self.is_seal:
             return "crovia seal"
+        if self.stamp:
+            return " ".join(("crovia stamp", *self.args))
         return " ".join(("scrapy crawl", self.spider, *self.args))
 
 
@@ -95,10 +102,25 @@ def parse_job(entry: Any) -> Job:
     name = entry.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError("'name' must be a string of letters, digits, '_', '.', '-'")
-    spider, args = _parse_action(entry)
+    stamp = _parse_stamp(entry)
+    spider, args = (None, tuple(entry.get("args", ()))) if stamp else _parse_action(entry)
     jitter = _parse_jitter(entry.get("jitter"))
     trigger, when = _parse_trigger(entry, jitter)
-    return Job(name=name, trigger=trigger, when=when, spider=spider, args=args, jitter=jitter)
+    return Job(
+        name=name, trigger=trigger, when=when, spider=spider, args=args, jitter=jitter, stamp=stamp
+    )
+
+
+def _parse_stamp(entry: dict[str, Any]) -> bool:
+    """True for a stamping job (`stamp = true`, args none or ["--upgrade"])."""
+    stamp = entry.get("stamp")
+    if stamp is None:
+        return False
+    if stamp is not True or entry.get("spider") is not None or entry.get("seal") is not None:
+        raise ValueError("'stamp' must be true, without 'spider' or 'seal'")
+    if tuple(entry.get("args", ())) not in STAMP_ARGS:
+        raise ValueError("a stamp job's 'args' is [] or [\"--upgrade\"]")
+    return True
 
 
 def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
