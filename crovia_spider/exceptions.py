@@ -14,7 +14,8 @@ class ConfigError(CroviaError):
 
 
 class CrawlRefused(CroviaError):
-    """The crawl must not start: no signing key, or another writer holds the ledger lock."""
+    """The crawl must not start: no signing key, a key other than the ledger's, or another
+    writer holds the ledger lock."""
 
 
 class UnreadableEntry(CroviaError):

@@ -35,8 +35,10 @@ from ledger.exceptions import (
     UntrustedKey,
     VerificationError,
 )
+from ledger.keychain import KeyChain, ledger_key_chain
 from ledger.keys import parse_pin
-from ledger.reader import LEDGER_FILE, SEALS_FILE
+from ledger.reader import LEDGER_FILE, ROTATIONS_FILE, SEALS_FILE
+from ledger.rotation import parse_rotation_lines
 from ledger.seal import SEAL_KEY_SETS
 from ledger.tlog_audit import SealChain, check_checkpoints, check_rfc6962_root
 from ledger.tree import MemoryFrontier
@@ -55,6 +57,7 @@ class AuditReport:
     key_pinned: bool
     seconds: float
     torn_tail: bool
+    key_rotations: int = 0
 
     @property
     def signatures_checked(self) -> bool:
@@ -72,11 +75,13 @@ def audit(
 
     The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
     UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
-    report's `public_key_hex` is None. Without `pubkey_hex` (`key_pinned` False) a pass shows the
-    ledger is consistent under whatever key its first seal names, not who signed it: a ledger
-    re-signed wholesale under another key passes too. Raises InvalidPublicKey for a malformed
-    `pubkey_hex`. Raises the VerificationError of the first bad leaf or seal,
-    its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
+    report's `public_key_hex` is None. With rotations.jsonl, each leaf and seal is checked under
+    the key of its era (ledger/keychain.py) and `pubkey_hex` may be any key of the chain.
+    Without `pubkey_hex` (`key_pinned` False) a pass shows the ledger is consistent under
+    whatever key its first seal names, not who signed it: a ledger re-signed wholesale under
+    another key passes too. Raises InvalidPublicKey for a malformed `pubkey_hex`. Raises the
+    VerificationError of the first bad leaf or seal, its message naming the leaf index or seal
+    number; LedgerNotFound when there is no ledger file.
     """
     pubkey_hex = parse_pin(pubkey_hex, None)[0]
     directory = Path(directory)
@@ -85,12 +90,15 @@ def audit(
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
     seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
-    key_hex = _audit_key(pubkey_hex, seals)
-    checker = _SealChecker(seals, key_hex)
+    rotations = parse_rotation_lines(
+        [line for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
+    )
+    chain = ledger_key_chain(rotations, [seal for _number, seal in seals], pubkey_hex)
+    key_hex = None if chain is None else pubkey_hex or chain.keys[0]
+    checker = _SealChecker(seals, chain)
     frontier, leaves = MemoryFrontier(), 0
-    verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, ledger_file, verify_key, workers):
+        for digests in _checked_batches(pool, ledger_file, chain, workers):
             for digest in digests:
                 merkle.append_leaf(frontier, leaves, digest)
                 leaves += 1
@@ -100,8 +108,9 @@ def audit(
     checker.finish(leaves)
     check_checkpoints(directory, [seal for _number, seal in seals])
     torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
+    elapsed = time.monotonic() - started
     return AuditReport(
-        leaves, len(seals), key_hex, pubkey_hex is not None, time.monotonic() - started, torn
+        leaves, len(seals), key_hex, pubkey_hex is not None, elapsed, torn, len(rotations)
     )
 
 
@@ -142,7 +151,7 @@ def _located(where: str, check: Callable[[], object]) -> None:
 
 
 def _checked_batches(
-    pool: ThreadPoolExecutor, ledger_file: Path, key: nacl.signing.VerifyKey | None, workers: int
+    pool: ThreadPoolExecutor, ledger_file: Path, key: KeyChain | None, workers: int
 ) -> Iterator[list[bytes]]:
     """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
     in_flight: deque[Future[list[bytes]]] = deque()
@@ -154,8 +163,12 @@ def _checked_batches(
         yield in_flight.popleft().result()
 
 
-def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None) -> list[bytes]:
-    return [check_line(line, start + i, key) for i, line in enumerate(lines)]
+def _check_batch(lines: list[bytes], start: int, chain: KeyChain | None) -> list[bytes]:
+    """Each leaf under the key of its era (ledger/rotation.py)."""
+    return [
+        check_line(line, start + i, chain and chain.verify_key_for_leaf(start + i))
+        for i, line in enumerate(lines)
+    ]
 
 
 def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
@@ -173,14 +186,14 @@ def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
 class _SealChecker:
     """Checks each seal when the leaf stream reaches its leaf_count."""
 
-    def __init__(self, seals: list[tuple[int, dict[str, Any]]], key_hex: str | None) -> None:
+    def __init__(self, seals: list[tuple[int, dict[str, Any]]], chain: KeyChain | None) -> None:
         self._seals = deque(seals)
-        self._key_hex = key_hex
         self._previous_count = 0
-        chain = SealChain()
-        for number, seal in seals:  # before any leaf: a wrong key would fail them all
-            self._check_key(number, seal)
-            chain.check(number, seal)
+        expected = chain.seal_keys([seal for _number, seal in seals]) if chain else []
+        seal_chain = SealChain()
+        for (number, seal), key_hex in zip(seals, expected, strict=True):  # before any leaf
+            self._check_key(number, seal, key_hex)
+            seal_chain.check(number, seal)
 
     def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
         while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
@@ -218,21 +231,14 @@ class _SealChecker:
             ) from None
         _located(f"seals.jsonl line {number}", lambda: check_seal_signature(seal, key))
 
-    def _check_key(self, number: int, seal: dict[str, Any]) -> None:
+    def _check_key(self, number: int, seal: dict[str, Any], key_hex: str) -> None:
         public = seal["public_key_hex"]
-        if public != self._key_hex:
+        if public != key_hex:
             raise UntrustedKey(
                 f"seals.jsonl line {number}: signed by another key",
-                expected=self._key_hex,
+                expected=key_hex,
                 computed=public,
             )
-
-
-def _audit_key(pubkey_hex: str | None, seals: list[tuple[int, dict[str, Any]]]) -> str | None:
-    """The key the envelopes must verify under: the pinned one, else the first seal's."""
-    if pubkey_hex is None:
-        return seals[0][1]["public_key_hex"] if seals else None
-    return pubkey_hex
 
 
 def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str, Any]]]:

@@ -42,6 +42,7 @@ class LedgerReader:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.jsonl_path = directory / LEDGER_FILE
+        self._rotations = directory / ROTATIONS_FILE
         self._lock_fd: int | None = None
         self._index: LedgerIndex | None = None
         self._nodes: FileNodeStore | None = None
@@ -127,8 +128,19 @@ class LedgerReader:
             ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             path=path,
             seal=seal,
+            key_rotations=self._rotations_to(seal["public_key_hex"]),
         )
         return attach_stamps(receipt, self.directory)  # what exists of the seal's stamps
+
+    def rotations(self) -> list[dict[str, Any]]:
+        """Every key rotation record, oldest first (a torn last line is skipped)."""
+        return [orjson.loads(line) for _offset, line in jsonl.iter_lines(self._rotations)]
+
+    def _rotations_to(self, public_key_hex: str) -> list[dict[str, Any]]:
+        """The rotation records from the ledger's first key to `public_key_hex` (none if none)."""
+        records = self.rotations()
+        keys = [r["new_public_key_hex"] for r in records]
+        return records[: keys.index(public_key_hex) + 1] if public_key_hex in keys else []
 
     def merkle_root(self, leaf_count: int | None = None) -> bytes:
         """The root over the first `leaf_count` leaves (default all). Raises EmptyLedger for 0."""

@@ -53,10 +53,15 @@ def build_receipt(
     ledger_path: str,
     path: Sequence[tuple[bytes, str]],
     seal: dict[str, Any],
+    key_rotations: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The receipt dict (canonical when encoded with canonical_json)."""
+    """The receipt dict (canonical when encoded with canonical_json). `key_rotations`, the records
+    from the ledger's first key to the seal's (ledger/rotation.py), is added only when not empty,
+    so a receipt of a ledger never rotated has exactly the reference receipt's keys."""
     axiom_id = envelope["axiom_id"]
+    rotations = {"key_rotations": list(key_rotations)} if key_rotations else {}
     return {
+        **rotations,
         "_canonicalization": dict(CANONICALIZATION),
         "axiom_id": axiom_id,
         "bitcoin_anchor": dict(BITCOIN_ANCHOR_NONE),

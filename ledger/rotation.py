@@ -5,15 +5,14 @@ of the rotation, and carries two signatures, one by each key, over
 `ROTATION_DOMAIN + canonical_json(record minus {old_signature, new_signature})`. The domain line
 comes first, so these bytes can never be the canonical JSON an envelope or a seal signature covers.
 Leaves from `leaf_count` on are signed by the new key; seals after the one `prev_seal_sha256`
-names are too (the writer seals before it rotates). Pure code: docs/ledger.md, "One key per ledger".
+names are too (the writer seals before it rotates). How audit and verify follow a chain of them:
+ledger/keychain.py. Pure code: docs/ledger.md, "One key per ledger".
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import nacl.exceptions
@@ -85,7 +84,7 @@ def check_rotation(record: Any, where: str) -> None:
     if not isinstance(record, Mapping) or set(record) != ROTATION_KEYS:
         keys = sorted(record) if isinstance(record, Mapping) else type(record).__name__
         raise RotationInvalid(f"{where}: keys", expected=sorted(ROTATION_KEYS), computed=keys)
-    _expect(where, "schema", ROTATION_SCHEMA, record["schema"])
+    expect(where, "schema", ROTATION_SCHEMA, record["schema"])
     count = record["leaf_count"]
     if type(count) is not int or count < 0:
         raise RotationInvalid(f"{where}: leaf_count is a count", computed=count)
@@ -96,7 +95,7 @@ def check_rotation(record: Any, where: str) -> None:
         _match(where, "prev_seal_sha256", _HEX[64], record["prev_seal_sha256"])
     for side in ("old", "new"):
         public = bytes.fromhex(record[f"{side}_public_key_hex"])
-        _expect(where, f"{side}_key_id", key_id(public), record[f"{side}_key_id"])
+        expect(where, f"{side}_key_id", key_id(public), record[f"{side}_key_id"])
         _check_signature(record, side, public, where)
 
 
@@ -119,7 +118,7 @@ def _match(where: str, name: str, pattern: re.Pattern[str], value: Any) -> None:
         raise RotationInvalid(f"{where}: {name}", expected=pattern.pattern, computed=value)
 
 
-def _expect(where: str, name: str, expected: Any, computed: Any) -> None:
+def expect(where: str, name: str, expected: Any, computed: Any) -> None:
     if expected != computed:
         raise RotationInvalid(f"{where}: {name}", expected=expected, computed=computed)
 
@@ -133,91 +132,3 @@ def parse_rotation_lines(lines: Sequence[bytes]) -> list[dict[str, Any]]:
         except orjson.JSONDecodeError:
             raise RotationInvalid(f"rotations.jsonl line {number} is not JSON") from None
     return records
-
-
-@dataclass(frozen=True)
-class KeyChain:
-    """A ledger's keys in order: `keys[0]` the first, `keys[i + 1]` the new key of `records[i]`."""
-
-    keys: tuple[str, ...]
-    records: tuple[dict[str, Any], ...]
-
-    def key_for_leaf(self, leaf_index: int) -> str:
-        """The public key (hex) that signs leaf `leaf_index`: the key of its era."""
-        counts = [record["leaf_count"] for record in self.records]
-        return self.keys[bisect.bisect_right(counts, leaf_index)]
-
-    def records_to(self, public_key_hex: str) -> list[dict[str, Any]]:
-        """The records from the first key to `public_key_hex` (a receipt's `key_rotations`)."""
-        return list(self.records[: self.keys.index(public_key_hex)])
-
-    def seal_keys(self, seals: Sequence[Mapping[str, Any]]) -> list[str]:
-        """The key each of `seals` (oldest first) must be signed by. Raises RotationInvalid when a
-        rotation does not follow the seal it names, or names none of them."""
-        era, expected = self._after(0, None), []
-        for seal in seals:
-            expected.append(self.keys[era])
-            era = self._after(era, seal)
-        if era < len(self.records):
-            raise RotationInvalid(
-                f"rotation {era + 1} names a seal that is not in seals.jsonl in order",
-                computed=self.records[era]["prev_seal_sha256"],
-            )
-        return expected
-
-    def _after(self, era: int, seal: Mapping[str, Any] | None) -> int:
-        """The era once the rotations made right after `seal` (None: before any) are passed."""
-        digest, count = seal_sha256(seal), 0 if seal is None else seal["leaf_count"]
-        while era < len(self.records) and self.records[era]["prev_seal_sha256"] == digest:
-            _expect(f"rotation {era + 1}", "leaf_count", count, self.records[era]["leaf_count"])
-            era += 1
-        return era
-
-
-def verify_chain(first_key_hex: str, records: Sequence[Any], where: str = "rotation") -> KeyChain:
-    """The KeyChain from `first_key_hex` through `records`; RotationInvalid (naming the record)
-    unless each record is valid, starts where the previous ended, does not go back in leaf_count
-    and hands over to a key the ledger never had."""
-    keys, previous = [first_key_hex], 0
-    for number, record in enumerate(records, start=1):
-        check_rotation(record, f"{where} {number}")
-        _expect(f"{where} {number}", "old_public_key_hex", keys[-1], record["old_public_key_hex"])
-        if record["new_public_key_hex"] in keys:
-            raise RotationInvalid(
-                f"{where} {number}: hands over to a key the ledger had before",
-                computed=record["new_public_key_hex"],
-            )
-        if record["leaf_count"] < previous:
-            raise RotationInvalid(
-                f"{where} {number}: leaf_count goes back",
-                expected=f">= {previous}",
-                computed=record["leaf_count"],
-            )
-        keys.append(record["new_public_key_hex"])
-        previous = record["leaf_count"]
-    return KeyChain(tuple(keys), tuple(records))
-
-
-def receipt_key_chain(receipt: Mapping[str, Any]) -> KeyChain:
-    """The keys a receipt of the v1 shape vouches for: its seal's key alone, or its
-    `key_rotations` from the ledger's first key to the seal's key (RotationInvalid otherwise)."""
-    seal = receipt["seal"]
-    if "key_rotations" not in receipt:
-        return KeyChain((seal["public_key_hex"],), ())
-    records = receipt["key_rotations"]
-    if not isinstance(records, list) or not records or not isinstance(records[0], Mapping):
-        raise RotationInvalid("key_rotations is a non-empty list of rotation records")
-    chain = verify_chain(records[0].get("old_public_key_hex"), records, "key_rotations")
-    _expect(
-        "key_rotations",
-        "last new key = seal.public_key_hex",
-        seal["public_key_hex"],
-        chain.keys[-1],
-    )
-    if records[-1]["leaf_count"] > seal["leaf_count"]:
-        raise RotationInvalid(
-            "key_rotations: a rotation after the seal",
-            expected=f"leaf_count <= {seal['leaf_count']}",
-            computed=records[-1]["leaf_count"],
-        )
-    return chain

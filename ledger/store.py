@@ -18,7 +18,7 @@ import nacl.signing
 from ledger import jsonl, lock, recovery
 from ledger.appender import BatchAppender
 from ledger.canonical import encode_checked
-from ledger.exceptions import EmptyLedger, ReadOnlyLedger, WriterFailed
+from ledger.exceptions import EmptyLedger, ReadOnlyLedger, RotationRefused, WriterFailed
 from ledger.index import IndexEntry, LedgerIndex
 from ledger.reader import (
     INDEX_FILE,
@@ -31,7 +31,9 @@ from ledger.reader import (
     TREE_DIR,
     LedgerReader,
 )
+from ledger.rotation import build_rotation
 from ledger.seal import build_seal
+from ledger.signer import Signed
 from ledger.tlog_store import CHECKPOINTS_PATH, CheckpointStore, log_origin, note_signer
 from ledger.tree import FileNodeStore
 from ledger.writer_key import check_writer_key
@@ -104,18 +106,23 @@ class Ledger(LedgerReader):
             self._lock_fd = None
 
     def issue(self, envelopes: Sequence[Mapping[str, Any]]) -> list[Issued]:
-        """Sign and append unsigned envelopes; return after one fsync, with each leaf's position.
+        """Sign and append unsigned envelopes; return once durable, with each leaf's position.
 
         Raises ReadOnlyLedger for a reader, CanonicalizationError for a float or other unsignable
-        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch.
-        Nothing is written unless every envelope of the batch is acceptable.
+        value, DuplicateAxiom for an envelope whose axiom_id is already in the ledger or the batch:
+        then nothing is written. With `seal_every=N` the batch is written in parts cut where N
+        leaves are unsealed, each part fsynced and followed by its seal; if writing a later part
+        fails, the earlier parts stay durable and sealed (and raise the error all the same).
         """
         key = self._writer_key()
         start = self._leaf_count
-        signed = self._appender_for(key).append(list(envelopes), start)
-        self._leaf_count += len(signed)
-        if self._seal_every and self._unsealed() >= self._seal_every:
-            self.seal()
+        appender = self._appender_for(key)
+        signed = appender.prepare(list(envelopes), start)
+        for part in self._seal_parts(signed):
+            appender.write(part, self._leaf_count)
+            self._leaf_count += len(part)
+            if self._seal_every and self._unsealed() >= self._seal_every:
+                self.seal()
         return [
             Issued(leaf_index, full["axiom_id"], digest.hex())
             for leaf_index, (full, _line, digest) in enumerate(signed, start)
@@ -151,6 +158,33 @@ class Ledger(LedgerReader):
         self._last_seal = seal
         self._checkpoint(key)
         return seal
+
+    def rotate_key(self, new_key: nacl.signing.SigningKey) -> dict[str, Any]:
+        """Hand this ledger over to `new_key` and return the rotation record (ledger/rotation.py).
+
+        Seals first, with the current key, so every leaf it signed is sealed by it; then appends
+        the record, signed by both keys, to rotations.jsonl durably (file and directory fsynced);
+        from then on this writer signs with `new_key`. Raises RotationRefused when `new_key` is a
+        key the ledger had before (the current one included).
+        """
+        key = self._writer_key()
+        had = {bytes(key.verify_key).hex()} | {r["old_public_key_hex"] for r in self.rotations()}
+        if bytes(new_key.verify_key).hex() in had:
+            raise RotationRefused("the new key is one this ledger had before: nothing to rotate")
+        if self._unsealed():
+            self.seal(run_id=f"rotation_{self._leaf_count}")
+        record = build_rotation(
+            old_key=key, new_key=new_key, leaf_count=self._leaf_count, prev_seal=self._last_seal
+        )
+        created = not self._rotations.exists()
+        jsonl.append_to(self._rotations, encode_checked(record) + b"\n")
+        if created:
+            jsonl.fsync_dir(self.directory)
+        self._key = new_key
+        if self._appender is not None:  # its signer holds the old key
+            self._appender.close()
+            self._appender = None
+        return record
 
     def append_run(self, record: Mapping[str, Any]) -> None:
         """Append one run record to runs.jsonl, durably (fsync before returning).
@@ -210,6 +244,16 @@ class Ledger(LedgerReader):
         if self._appender is None:
             self._appender = BatchAppender(self.jsonl_path, self._index, self._nodes, key)
         return self._appender
+
+    def _seal_parts(self, signed: list[Signed]) -> list[list[Signed]]:
+        """`signed` cut where the unsealed count reaches seal_every (one part without it)."""
+        if not self._seal_every:
+            return [signed]
+        parts, at, room = [], 0, max(self._seal_every - self._unsealed(), 1)
+        while at < len(signed):
+            parts.append(signed[at : at + room])
+            at, room = at + room, self._seal_every
+        return parts
 
     def _unsealed(self) -> int:
         return self._leaf_count - (self._last_seal["leaf_count"] if self._last_seal else 0)

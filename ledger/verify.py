@@ -32,6 +32,7 @@ from ledger.exceptions import (
     UntrustedKey,
     VerifierUrlMismatch,
 )
+from ledger.keychain import KeyChain, receipt_key_chain
 from ledger.keys import key_id as key_id_of
 from ledger.keys import parse_pin
 from ledger.receipt import MERKLE_PROOF_PARAMS
@@ -56,6 +57,7 @@ class Verdict:
     key_pinned: bool
     checks: tuple[str, ...]
     stamps: StampVerdict | None = None
+    key_rotations: int = 0  # rotation records followed from the ledger's first key to the seal's
 
 
 def verify_receipt(
@@ -78,17 +80,21 @@ def verify_receipt(
     check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
+    chain = receipt_key_chain(receipt)  # the seal's key alone, or key_rotations up to it
+    leaf_key = chain.verify_key_for_leaf(receipt["ledger"]["leaf_index"])
     checks = [
         _check_axiom_id(receipt),
         _check_verifier_url(receipt),
-        check_envelope_signature(envelope, verify_key),
+        check_envelope_signature(envelope, leaf_key),
         _check_leaf_hash(receipt),
         _check_path(receipt),
         _check_anchor(receipt),
         check_seal_signature(seal, verify_key),
         _check_trust_root(receipt),
     ]
-    pinned = _check_pinned(seal, pubkey_hex, key_id)
+    if chain.records:
+        checks.append("key_rotation")
+    pinned = _check_pinned(seal, pubkey_hex, key_id, chain)
     if pinned:
         checks.append("pinned_key")
     stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
@@ -103,6 +109,7 @@ def verify_receipt(
         key_pinned=pinned,
         checks=tuple(checks),
         stamps=stamps,
+        key_rotations=len(chain.records),
     )
 
 
@@ -274,14 +281,17 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
     return "trust_root"
 
 
-def _check_pinned(seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None) -> bool:
-    if pubkey_hex is not None and pubkey_hex != seal["public_key_hex"]:
+def _check_pinned(
+    seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None, chain: KeyChain
+) -> bool:
+    """The pin names the seal's key, or a key the receipt's rotations chain to it."""
+    if pubkey_hex is not None and pubkey_hex not in chain.keys:
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned one",
             expected=pubkey_hex,
             computed=seal["public_key_hex"],
         )
-    if key_id is not None and key_id != seal["key_id"]:
+    if key_id is not None and key_id not in chain.key_ids():
         raise UntrustedKey(
             "the receipt is signed by another key than the pinned key_id",
             expected=key_id,

@@ -13,15 +13,16 @@ import json
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import json_flag, print_json
+from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
 from crovia_spider.cli.output import check_output, force_flag, write_output
 from crovia_spider.options import env_default
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add keygen and pubkey."""
+    """Add keygen, pubkey and rotate-key."""
     _add_keygen(subparsers)
     _add_pubkey(subparsers)
+    _add_rotate_key(subparsers)
 
 
 def _key_file(parser: argparse.ArgumentParser, *, flag: str = "--key", what: str = "") -> None:
@@ -66,6 +67,29 @@ def _add_pubkey(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_pubkey)
 
 
+def _add_rotate_key(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "rotate-key",
+        help="hand the ledger over to a new signing key, on purpose",
+        description="Seal with the current key, then append to rotations.jsonl a record signed by"
+        " both the current and the new key; from then on only the new key may write. Receipts and"
+        " `crovia audit` follow the chain, so either key can be pinned.",
+    )
+    parser.add_argument(
+        "--new-key", type=Path, required=True, help="the new key file (from `crovia keygen`)"
+    )
+    ledger_dir(parser)
+    _key_file(parser, what="the current ")
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=float(env_default("CROVIA_LOCK_TIMEOUT")),
+        help="seconds to wait for the writer lock (default: %(default)s)",
+    )
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_rotate_key)
+
+
 def cmd_keygen(args: argparse.Namespace) -> int:
     from ledger.keys import generate_signing_key
 
@@ -87,6 +111,29 @@ def cmd_pubkey(args: argparse.Namespace) -> int:
     key = load_signing_key(args.key)
     _write_trust_root(args, key)
     return _show(args, key, key_file=args.key)
+
+
+def cmd_rotate_key(args: argparse.Namespace) -> int:
+    from ledger.keys import load_signing_key
+    from ledger.store import Ledger
+
+    require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
+    old, new = load_signing_key(args.key), load_signing_key(args.new_key)
+    with Ledger.open(args.ledger_dir, signing_key=old, lock_timeout=args.lock_timeout) as ledger:
+        record = ledger.rotate_key(new)
+    if args.json:
+        print_json({"rotation": record, "new_key_file": str(args.new_key)})
+        return EXIT_OK
+    print(
+        f"rotated {args.ledger_dir} from key_id {record['old_key_id']} to key_id"
+        f" {record['new_key_id']} at leaf {record['leaf_count']} (the leaves before are sealed by"
+        " the old key)"
+    )
+    print(
+        f"from now on sign with {args.new_key}: set CROVIA_SIGNING_KEY_FILE={args.new_key} (or"
+        " --key) and publish its trust root (`crovia pubkey --key FILE --trust-root OUT`)"
+    )
+    return EXIT_OK
 
 
 def trust_root(public: bytes) -> dict[str, str]:

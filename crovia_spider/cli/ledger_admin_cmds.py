@@ -150,6 +150,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"audit ok: {report.leaves} leaves, {report.seals} seals, {signed},"
         f" {report.seconds:.1f}s ({rate:.0f} leaves/s){torn}"
     )
+    if report.key_rotations:
+        print(
+            f"followed {report.key_rotations} key rotation(s) (rotations.jsonl): each leaf and"
+            " seal was checked under the key of its era"
+        )
     if report.signatures_checked and not report.key_pinned:
         print(
             "NOTE: no key was pinned, so the signatures were checked under the key the first seal"

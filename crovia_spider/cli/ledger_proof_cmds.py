@@ -119,6 +119,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         f" seal root {verdict.merkle_root}, signed by key_id {verdict.key_id}"
     )
     print(f"checks passed: {', '.join(verdict.checks)}")
+    if verdict.key_rotations:
+        print(
+            f"followed {verdict.key_rotations} key rotation(s) from the ledger's first key to the"
+            " seal's key, each signed by both keys: any key of that chain may be pinned"
+        )
     if not verdict.key_pinned:
         print(
             "NOTE: no key was pinned, so this shows the receipt is self-consistent, not who signed"
