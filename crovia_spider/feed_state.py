@@ -18,15 +18,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.runlog import FeedOutcome, RunLog
+from crovia_spider.runlog import NOT_READ_WHOLE, FeedOutcome, RunLog
 from ledger.jsonl import fsync_dir
 
 STATE_FILE = "feeds_state.json"
 # Validators vouch that every item of the feed was accounted for under the identity rule of their
 # crawl (pipelines/fingerprint.py). Those stored under an older rule are not sent: rule 1 (unmarked)
-# dropped #fragments and merged distinct items, so such a feed is fetched in full once more and
-# what the old rule lost is issued.
-IDENTITY_RULE = 2
+# dropped #fragments and merged distinct items; rule 2 merged items sharing a link and let one
+# source's item stand for another's. Such a feed is fetched in full once more and what the old
+# rule lost is issued.
+IDENTITY_RULE = 3  # 3: identities scoped to a source family, guid and link combined
 logger = logging.getLogger(__name__)
 
 
@@ -86,8 +87,8 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
 
 def _complete(feed: FeedOutcome) -> bool:
     accounted = feed.new + feed.updated + feed.duplicate + feed.dropped
-    truncated = feed.drop_reasons.get("truncated document", 0)
-    return feed.fetched and feed.status == 200 and not truncated and accounted == feed.items_seen
+    not_whole = any(feed.drop_reasons.get(reason) for reason in NOT_READ_WHOLE)
+    return feed.fetched and feed.status == 200 and not not_whole and accounted == feed.items_seen
 
 
 def _summary(feed: FeedOutcome) -> dict[str, Any]:

@@ -22,6 +22,10 @@ from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 
 DEFAULT_SPIDER = "vendor_press"
+# arXiv's feeds (cs.AI, cs.LG, ...) list one paper in several categories: they are one source
+# family, whose items share identities. Every other feed is a family of its own, named by its
+# vendor id.
+ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
@@ -45,6 +49,16 @@ class FeedConfig:
     @property
     def host(self) -> str:
         return urlsplit(self.url).hostname or ""
+
+    @property
+    def family(self) -> str:
+        """The source family that scopes its items' identities: "arxiv" for arXiv's feeds (an
+        arXiv host, or a vendor id `arxiv` or `arxiv_*`, reserved for them), else the vendor id."""
+        host = self.host
+        arxiv_host = host == "arxiv.org" or host.endswith(".arxiv.org")
+        if arxiv_host or self.vendor == ARXIV_FAMILY or self.vendor.startswith("arxiv_"):
+            return ARXIV_FAMILY
+        return self.vendor
 
 
 def load_feeds(path: Path | str) -> list[FeedConfig]:

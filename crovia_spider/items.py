@@ -22,9 +22,9 @@ class FeedEntryItem:
     source_status: int  # HTTP status of the feed fetch
     observed_at: str  # when the feed response arrived, UTC with microseconds and Z
     parent_run_hash: str
-    title: str
-    link: str  # absolute, resolved against xml:base and the feed URL; "" if the entry has none
-    guid: str
+    title: str  # plain text (crovia_spider/feed/plaintext.py)
+    link: str  # absolute http(s), percent-encoded, resolved against xml:base; "" if none
+    guid: str  # controls removed, whitespace collapsed
     published: str  # the feed's own date string, "" if none
     description_html: str  # the entry's description (or content) as HTML
     arxiv: dict[str, Any] | None = None  # {"id", "version", "announce_type"} for arXiv entries
@@ -35,10 +35,14 @@ class FeedEntryItem:
     # The body bytes fetch.body_sha256 names, shared by every item of the feed; kept in the ledger
     # directory by the issue stage. Left out of repr, so a logged item never dumps a whole feed.
     body: bytes = field(default=b"", repr=False)
+    family: str = ""  # the feed's source family (identities are scoped to it); "" means the vendor
+    cut: list[str] = field(default_factory=list)  # fields cut or left out at their length cap
 
     # Filled by the pipelines, in order.
     record: dict[str, Any] = field(default_factory=dict)  # normalize: the 17-field spider_record
-    target_id: str = ""  # fingerprint: the item's stable identity
+    identity: dict[str, str] = field(default_factory=dict)  # fingerprint: object.identity
+    identity_key: str = ""  # fingerprint: sha256 naming the identity (ledger index key)
+    target_id: str = ""  # fingerprint: subject.target_id (a URL, or guid:<vendor>:<guid>)
     change: str = ""  # dedupe: "new" (first sighting) or "updated" (content changed)
     predecessors: list[str] = field(default_factory=list)  # dedupe: earlier axiom_id if updated
     ruleset: dict[str, str] = field(default_factory=dict)  # classify: ruleset version

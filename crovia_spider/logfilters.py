@@ -4,6 +4,9 @@
   traceback (about 70 lines each). Offline or behind a broken resolver that buries the log, although
   the feed request that follows fails the same way and lands in the run record with its reason.
   Network failures keep the message and lose the traceback; other robots.txt errors are untouched.
+- Scrapy's retry middleware logs at ERROR each request it gave up retrying. The feed's failure is
+  reported once, with its reason, in the closing summary (crovia_spider/runsummary.py); the
+  give-up line is kept at DEBUG for whoever follows one request.
 - A crawl refused before it starts (ledger locked, no key: CrawlRefused; a bad feeds.toml or
   classify.toml: ConfigError) is logged once as CRITICAL, with the file, entry and reason, by the
   component that refused it; asyncio then reports the same exception again as "Task exception was
@@ -20,6 +23,7 @@ from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 from crovia_spider.exceptions import ConfigError, CrawlRefused
 
 ROBOTS_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
+RETRY_LOGGER = "scrapy.downloadermiddlewares.retry"
 NETWORK_ERRORS = (CannotResolveHostError, DNSLookupError, ConnectError, TimeoutError)
 # Every place that raises these while a crawl is built logs them as CRITICAL first.
 REFUSALS = (CrawlRefused, ConfigError)
@@ -40,6 +44,15 @@ class NetworkFailureFilter(logging.Filter):
         return True
 
 
+class GaveUpRetryingFilter(logging.Filter):
+    """Demotes "Gave up retrying ..." to DEBUG: the summary reports the feed's failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.DEBUG and str(record.msg).startswith("Gave up retrying"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
 class AlreadyReportedFilter(logging.Filter):
     """Drops asyncio's second report of a refused crawl (whoever refused it logged it already)."""
 
@@ -49,6 +62,7 @@ class AlreadyReportedFilter(logging.Filter):
 
 FILTERS: list[tuple[str, logging.Filter]] = [
     (ROBOTS_LOGGER, NetworkFailureFilter()),
+    (RETRY_LOGGER, GaveUpRetryingFilter()),
     ("asyncio", AlreadyReportedFilter()),
 ]
 

@@ -34,6 +34,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
         " crovia.local/<key_id>",
     ),
     "CROVIA_ISSUE_BATCH": ("500", "envelopes per ledger append (one fsync per batch)"),
+    "CROVIA_MAX_ENTRIES_PER_FEED": (
+        "2000",
+        "entries read per feed and crawl; the rest are counted as dropped in the run record",
+    ),
     "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
     "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),
     "CROVIA_CONTACT_URL": (

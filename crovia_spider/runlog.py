@@ -1,9 +1,11 @@
 """What one crawl did, feed by feed: the run record written to runs.jsonl when the run ends.
 
 The spider records each fetch (status, bytes, digest, validators, parse error); the pipelines count
-each item's fate (new, updated, duplicate, dropped with its reason). `parent_run_hash`, the value
-every spider_record of the run carries, is sha256 over canonical JSON of {run_id, spider,
-started_at}.
+each item's fate (new, updated, duplicate, dropped with its reason). For every feed the counts add
+up: items_seen = new + updated (issued) + duplicate (unchanged) + dropped, and dropped is the sum of
+drop_reasons; `cut` counts fields cut or left out at their length cap (the entry went on).
+`parent_run_hash`, the value every spider_record of the run carries, is sha256 over canonical JSON
+of {run_id, spider, started_at}.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ from typing import Any
 from ledger.canonical import canonical_json
 
 RUN_SCHEMA = "crovia.run.v1"
+# Drop reasons that mean the feed was not read whole: its validators are not stored, so the next
+# crawl fetches it in full again (crovia_spider/feed_state.py).
+TRUNCATED = "truncated document"
+UNREADABLE_FEED = "unreadable feed"
+OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
+NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP)
+# Crawl stats the issue stage sets and `scrapy crawl` reads for its exit status
+# (crovia_spider/commands/crawl.py).
+LEDGER_FAILED = "crovia/ledger_failed"
+RUN_RECORDED = "crovia/run_recorded"
 _TOTALS = ("items_seen", "new", "updated", "duplicate", "dropped")
 
 
@@ -51,6 +63,7 @@ class FeedOutcome:
     duplicate: int = 0
     dropped: int = 0
     drop_reasons: dict[str, int] = field(default_factory=dict)
+    cut: dict[str, int] = field(default_factory=dict)  # field -> entries whose field hit its cap
     parse_error: str = ""
     error: str = ""  # why the fetch failed (HTTP error, DNS, timeout, robots.txt, size limit)
 
@@ -88,6 +101,13 @@ class RunLog:
             feed = self.feeds[vendor]
             feed.dropped += n
             feed.drop_reasons[reason] = feed.drop_reasons.get(reason, 0) + n
+
+    def cut(self, vendor: str, fields: list[str]) -> None:
+        """Count the fields of one entry of a feed that were cut or left out at their cap."""
+        with self._lock:
+            feed = self.feeds[vendor]
+            for name in fields:
+                feed.cut[name] = feed.cut.get(name, 0) + 1
 
     def record(self, finished_at: str, outcome: str) -> dict[str, Any]:
         """The run record, as appended to runs.jsonl (no floats: it is canonical JSON too)."""

@@ -31,6 +31,8 @@ CROVIA_PARSE_WORKER = env_default("CROVIA_PARSE_WORKER")
 # 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
 CROVIA_POLITE_DELAYS = env_default("CROVIA_POLITE_DELAYS")
 CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
+# Entries read per feed and crawl; the rest are counted as dropped (a feed of millions is no feed).
+CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
 USER_AGENT = user_agent(env_default("CROVIA_USER_AGENT"), CROVIA_CONTACT_URL)
@@ -89,6 +91,10 @@ ITEM_PIPELINES = {
 
 # A cron job's log: one line per feed and a summary, not every item (DEBUG logs each one).
 LOG_LEVEL = "INFO"
+# Item lines are one short line each, never the whole item (crovia_spider/logformatter.py).
+LOG_FORMATTER = "crovia_spider.logformatter.LogFormatter"
+# `scrapy crawl` exits non-zero when the ledger refused a batch or the crawl was force-stopped.
+COMMANDS_MODULE = "crovia_spider.commands"
 # A cron job needs neither a telnet console nor a remote-control port.
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False

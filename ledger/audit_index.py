@@ -15,21 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ledger.exceptions import IndexMismatch
-from ledger.index import SCHEMA_VERSION
+from ledger.index import SCHEMA_VERSION, STORED_COLUMNS
 
-AUDIT_COLUMNS = (
-    "leaf_index",
-    "axiom_id",
-    "target_id",
-    "fingerprint",
-    "receipt_hash",
-    "run_hash",
-    "vendor",
-    "offset",
-    "length",
-    "axiom_key",
-    "target_key",
-)
+AUDIT_COLUMNS = STORED_COLUMNS
 _REBUILD = "`crovia reindex` rebuilds it from the JSONL"
 
 

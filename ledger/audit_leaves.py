@@ -25,7 +25,7 @@ from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
-from ledger.index import axiom_key, row_for, target_key
+from ledger.index import row_for, stored_values
 from ledger.signatures import check_envelope_signature
 
 BATCH_LINES = 256
@@ -77,7 +77,7 @@ def _facts(
         merkle.leaf_hash(line),
         bytes.fromhex(computed[4:]),
         height,
-        (*row, axiom_key(row.axiom_id), target_key(row.target_id)),
+        stored_values(row),
         offset + len(line) + 1,
     )
 

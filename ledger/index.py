@@ -12,17 +12,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ledger.canonical import canonical_json
 from ledger.exceptions import IndexCorrupt
 
-# Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id): their
-# b-trees are far smaller and faster to update than ones over 68-character strings; the full text
-# is compared after the key matches.
-SCHEMA_VERSION = 2
+# Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id or of
+# the identity): their b-trees are far smaller and faster to update than ones over long strings;
+# the full text is compared after the key matches. Version 3 added the identity: an index of an
+# older version is dropped and rebuilt from the JSONL when a writer opens it.
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS leaves (
     leaf_index   INTEGER PRIMARY KEY,
     axiom_key    INTEGER NOT NULL,
     target_key   INTEGER NOT NULL,
+    identity_key INTEGER NOT NULL,
+    identity     TEXT NOT NULL,
     axiom_id     TEXT NOT NULL,
     target_id    TEXT NOT NULL,
     fingerprint  TEXT NOT NULL,
@@ -34,9 +38,11 @@ CREATE TABLE IF NOT EXISTS leaves (
 );
 CREATE INDEX IF NOT EXISTS leaves_axiom ON leaves (axiom_key);
 CREATE INDEX IF NOT EXISTS leaves_target ON leaves (target_key, leaf_index);
+CREATE INDEX IF NOT EXISTS leaves_identity ON leaves (identity_key, leaf_index);
 """
 _COLUMNS = (
-    "leaf_index, axiom_id, target_id, fingerprint, receipt_hash, run_hash, vendor, offset, length"
+    "leaf_index, axiom_id, target_id, fingerprint, receipt_hash, run_hash, vendor, offset, length,"
+    " identity"
 )
 _IN_CHUNK = 5000  # well under SQLite's limit on bound parameters
 
@@ -47,6 +53,14 @@ class IndexEntry(NamedTuple):
     axiom_id: str
     fingerprint: str
     leaf_index: int
+
+
+class Versions(NamedTuple):
+    """What the ledger holds of one identity: its newest leaf, and the newest leaf with a given
+    fingerprint (None when no earlier version had that content)."""
+
+    newest: IndexEntry | None
+    same: IndexEntry | None
 
 
 class LeafRow(NamedTuple):
@@ -61,6 +75,21 @@ class LeafRow(NamedTuple):
     vendor: str
     offset: int
     length: int
+    identity: str
+
+
+def identity_digest(identity: Mapping[str, Any]) -> str:
+    """sha256 hex of canonical JSON of an envelope's `object.identity`: the index's key for it."""
+    return hashlib.sha256(canonical_json(dict(identity))).hexdigest()
+
+
+def identity_of(envelope: Mapping[str, Any]) -> str:
+    """The identity digest of `envelope`: of its `object.identity`, or for an envelope without one
+    (written before identities were scoped by source) of `{"target_id": subject.target_id}`."""
+    found = (envelope.get("object") or {}).get("identity")
+    if isinstance(found, Mapping):
+        return identity_digest(found)
+    return identity_digest({"target_id": (envelope.get("subject") or {}).get("target_id", "")})
 
 
 def row_for(envelope: Mapping[str, Any], leaf_index: int, offset: int, length: int) -> LeafRow:
@@ -77,7 +106,17 @@ def row_for(envelope: Mapping[str, Any], leaf_index: int, offset: int, length: i
         body.get("vendor", ""),
         offset,
         length,
+        identity_of(envelope),
     )
+
+
+# Every column of a leaf's row, in the order `stored_values` gives them (the audit reads them all).
+STORED_COLUMNS = (*LeafRow._fields, "axiom_key", "target_key", "identity_key")
+
+
+def stored_values(row: LeafRow) -> tuple[Any, ...]:
+    """The values of STORED_COLUMNS for `row`: its fields and the three lookup keys."""
+    return (*row, axiom_key(row.axiom_id), target_key(row.target_id), target_key(row.identity))
 
 
 def axiom_key(axiom_id: str) -> int:
@@ -113,6 +152,7 @@ class LedgerIndex:
         self._pending: list[LeafRow] = []
         self._pending_axiom: dict[str, LeafRow] = {}
         self._pending_target: dict[str, LeafRow] = {}
+        self._pending_identity: dict[str, list[LeafRow]] = {}
         if writable:
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA synchronous=OFF")
@@ -136,6 +176,7 @@ class LedgerIndex:
             self._pending.append(row)
             self._pending_axiom.setdefault(row.axiom_id, row)
             self._pending_target[row.target_id] = row
+            self._pending_identity.setdefault(row.identity, []).append(row)
         if len(self._pending) >= self.FLUSH_ROWS:
             self.flush()
 
@@ -148,6 +189,7 @@ class LedgerIndex:
         self._pending.clear()
         self._pending_axiom.clear()
         self._pending_target.clear()
+        self._pending_identity.clear()
 
     def stage(self, rows: Sequence[LeafRow]) -> None:
         """Insert rows (the next leaves) in a transaction left open: this connection sees them at
@@ -221,6 +263,34 @@ class LedgerIndex:
         entry = found.fetchone()
         return None if entry is None else IndexEntry(*entry)
 
+    def versions(self, identity: str, fingerprint: str) -> Versions:
+        """The newest leaf of `identity`, and its newest leaf with `fingerprint` (each or None)."""
+        pending = self._pending_identity.get(identity, [])
+        if pending:
+            same = next((r for r in reversed(pending) if r.fingerprint == fingerprint), None)
+            if same is not None:
+                return Versions(_entry(pending[-1]), _entry(same))
+            return Versions(_entry(pending[-1]), self._same(identity, fingerprint))
+        key = target_key(identity)
+        newest = self._db.execute(
+            "SELECT axiom_id, fingerprint, leaf_index FROM leaves WHERE identity_key=?"
+            " AND identity=? ORDER BY leaf_index DESC LIMIT 1",
+            (key, identity),
+        ).fetchone()
+        if newest is None:
+            return Versions(None, None)
+        if newest[1] == fingerprint:
+            return Versions(IndexEntry(*newest), IndexEntry(*newest))
+        return Versions(IndexEntry(*newest), self._same(identity, fingerprint))
+
+    def _same(self, identity: str, fingerprint: str) -> IndexEntry | None:
+        found = self._db.execute(
+            "SELECT axiom_id, fingerprint, leaf_index FROM leaves WHERE identity_key=?"
+            " AND identity=? AND fingerprint=? ORDER BY leaf_index DESC LIMIT 1",
+            (target_key(identity), identity, fingerprint),
+        ).fetchone()
+        return None if found is None else IndexEntry(*found)
+
     def vendor_counts(self) -> dict[str, int]:
         self.flush()
         rows = self._db.execute(
@@ -235,10 +305,10 @@ class LedgerIndex:
             self._db.execute("DELETE FROM leaves WHERE leaf_index>=?", (leaf_count,))
 
     def _insert(self, rows: Iterable[LeafRow]) -> None:
-        keyed = ((*row, axiom_key(row.axiom_id), target_key(row.target_id)) for row in rows)
+        keyed = (stored_values(row) for row in rows)
         self._db.executemany(
-            f"INSERT INTO leaves ({_COLUMNS}, axiom_key, target_key)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO leaves ({_COLUMNS}, axiom_key, target_key, identity_key)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             keyed,
         )
 
@@ -254,6 +324,10 @@ class LedgerIndex:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+def _entry(row: LeafRow) -> IndexEntry:
+    return IndexEntry(row.axiom_id, row.fingerprint, row.leaf_index)
 
 
 class _Transaction:

@@ -20,7 +20,7 @@ import orjson
 
 from ledger import jsonl, merkle
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
-from ledger.index import IndexEntry, LedgerIndex
+from ledger.index import IndexEntry, LedgerIndex, Versions
 from ledger.receipt import build_receipt
 from ledger.stamps.anchor import attach_stamps
 from ledger.tlog import rfc6962
@@ -77,6 +77,11 @@ class LedgerReader:
     def latest_for_target(self, target_id: str) -> IndexEntry | None:
         """The newest leaf whose subject.target_id is `target_id`, or None (an index lookup)."""
         return self._index.latest_for_target(target_id)
+
+    def versions(self, identity: str, fingerprint: str) -> Versions:
+        """What the ledger holds of `identity` (a digest, ledger.index.identity_of): its newest
+        leaf, and its newest leaf whose fingerprint is `fingerprint` (an index lookup)."""
+        return self._index.versions(identity, fingerprint)
 
     def envelope(self, leaf_index: int) -> dict[str, Any]:
         """The full envelope at `leaf_index`. Raises UnknownAxiom when there is no such leaf."""

@@ -1,12 +1,21 @@
-"""Stage 2, fingerprint: the item's stable identity and a deterministic content fingerprint.
+"""Stage 2, fingerprint: the item's identity, its target_id, and a deterministic fingerprint.
 
-Identity (`item.target_id`, the envelope's `subject.target_id`): for arXiv the version-less abstract
-URL `https://arxiv.org/abs/<id>`; otherwise the canonical link (scheme and host lower-cased, default
-port removed, `#fragment` kept); otherwise the entry's guid. The fragment stays because some feeds
-give each entry an anchor on one page (the Claude Code changelog links every version to
-`.../changelog#2-1-238`): without it their entries would share one identity and all but the first
-would be lost. A feed that changes only the fragment of a link costs one extra envelope, linked to
-nothing; a lost item cannot be recovered, so that is the better error.
+Identity (`item.identity`, signed as the envelope's `object.identity`; the ledger indexes
+`item.identity_key` = sha256 of its canonical JSON, ledger/index.py): `{"family", "guid", "link"}`.
+- `family` scopes it: arXiv's feeds are one family (`arxiv`), every other feed is its own, named
+  by its vendor id (crovia_spider/feeds_config.py). A third-party feed repeating an arXiv entry,
+  another vendor's link or a guid such as `1` therefore never meets another family's item.
+- arXiv: `guid` "" and `link` the version-less abstract URL `https://arxiv.org/abs/<id>`, so one
+  paper is one item across categories and versions; only arXiv-family feeds carry arXiv metadata.
+- otherwise: the entry's guid (cleaned) and its canonical link (scheme and host lower-cased,
+  default port dropped, `#fragment` kept), either of them "" when absent. Entries that share a
+  link but not a guid (podcast episodes, sections of one page) stay distinct, and so do entries
+  with one guid and two links; the fragment stays because some feeds give each entry an anchor on
+  one page (`.../changelog#2-1-238`).
+
+`subject.target_id` says what the item is about: arXiv's abstract URL, else the canonical link,
+else the guid when it is an http(s) URL, else `guid:<vendor>:<percent-encoded guid>`
+(crovia_spider/feed/urls.py). It is never a `javascript:`, `file:` or `data:` string.
 
 Fingerprint (64 hex) = sha256(canonical_json(doc)) where doc is
 - arXiv: {"v": 1, "target_id", "arxiv_version", "title", "abstract"}; the abstract is the excerpt
@@ -21,50 +30,55 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from crovia_spider.feed.arxiv import abs_url
+from crovia_spider.feed.urls import guid_identifier, web_url
+from crovia_spider.feeds_config import ARXIV_FAMILY
 from crovia_spider.items import FeedEntryItem
 from ledger.canonical import canonical_json
+from ledger.index import identity_digest
 from pipelines.stage import Stage
 
 FINGERPRINT_VERSION = 1
 _ARXIV_HEADER = re.compile(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*(?:Abstract:\s*)?", re.I)
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def canonical_link(url: str) -> str:
-    """`url` with scheme and host lower-cased and the default port dropped; the fragment is kept
-    (it can be all that tells two entries apart). "" stays ""."""
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    scheme, host = parts.scheme.lower(), (parts.hostname or "")
-    netloc = host if parts.port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{parts.port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, parts.fragment))
+    """`url` as a safe http(s) URL (crovia_spider/feed/urls.py: scheme and host lower-cased,
+    default port dropped, percent-encoded, fragment kept); "" for "" or no http(s) URL."""
+    return web_url(url)
 
 
-def identity(item: FeedEntryItem) -> str:
-    """The item's stable identity: arXiv abs URL without version, else canonical link, else guid."""
+def identity(item: FeedEntryItem) -> dict[str, str]:
+    """The item's identity, `{"family", "guid", "link"}` (see the module docstring)."""
+    if item.arxiv:
+        return {"family": ARXIV_FAMILY, "guid": "", "link": abs_url(item.arxiv["id"])}
+    family = item.family or item.vendor
+    return {"family": family, "guid": item.guid, "link": canonical_link(item.link)}
+
+
+def target_id(item: FeedEntryItem) -> str:
+    """`subject.target_id`: what the item is about (see the module docstring)."""
     if item.arxiv:
         return abs_url(item.arxiv["id"])
-    return canonical_link(item.link) or item.guid
+    link = canonical_link(item.link) or web_url(item.guid)
+    return link or guid_identifier(item.vendor, item.guid)
 
 
-def fingerprint_doc(item: FeedEntryItem, target_id: str) -> dict[str, Any]:
+def fingerprint_doc(item: FeedEntryItem, target: str) -> dict[str, Any]:
     """The document the fingerprint hashes (see the module docstring)."""
     record = item.record
     if item.arxiv:
         return {
             "v": FINGERPRINT_VERSION,
-            "target_id": target_id,
+            "target_id": target,
             "arxiv_version": item.arxiv["version"],
             "title": record["title"],
             "abstract": _ARXIV_HEADER.sub("", record["summary_excerpt"], count=1),
         }
     return {
         "v": FINGERPRINT_VERSION,
-        "target_id": target_id,
+        "target_id": target,
         "url": record["url"],
         "title": record["title"],
         "summary": record["summary_excerpt"],
@@ -73,10 +87,12 @@ def fingerprint_doc(item: FeedEntryItem, target_id: str) -> dict[str, Any]:
 
 
 class FingerprintPipeline(Stage):
-    """Sets `item.target_id` and `record["fingerprint"]`."""
+    """Sets `item.identity`, `item.identity_key`, `item.target_id` and `record["fingerprint"]`."""
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
-        item.target_id = identity(item)
+        item.identity = identity(item)
+        item.identity_key = identity_digest(item.identity)
+        item.target_id = target_id(item)
         doc = fingerprint_doc(item, item.target_id)
         item.record["fingerprint"] = hashlib.sha256(canonical_json(doc)).hexdigest()
         return item

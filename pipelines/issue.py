@@ -8,9 +8,10 @@ to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feed_st
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
-Envelope extras: the fetch evidence in `object.fetch`; arXiv id, version and announce type in
-`object.arxiv`; the classification ruleset in `confidence.ruleset`; the item's identity in
-`subject.target_id`. The body bytes `object.fetch.body_sha256` names are kept in the ledger
+Envelope extras: the item's identity in `object.identity` (`{"family", "guid", "link"}`, what
+dedupe groups versions by); the fetch evidence in `object.fetch`; arXiv id, version and announce
+type in `object.arxiv`; the classification ruleset in `confidence.ruleset`; what the item is about
+in `subject.target_id`. The body bytes `object.fetch.body_sha256` names are kept in the ledger
 directory (ledger/bodies.py) by the writer thread just before the batch citing them, so a body is
 durable before any envelope that cites it; each distinct body is compressed and written once.
 """
@@ -28,7 +29,8 @@ from scrapy.crawler import Crawler
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.feed_state import updated_state
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.runlog import RunLog, utc_now_micro
+from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
+from crovia_spider.runsummary import log_summary
 from ledger.bodies import BodyStore
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
@@ -41,6 +43,17 @@ logger = logging.getLogger(__name__)
 # feed cannot pile every envelope of a crawl up in memory.
 MAX_PENDING_BATCHES = 4
 NOT_ISSUED = "not issued: the ledger failed earlier in this run"
+
+
+def object_extra(item: FeedEntryItem) -> dict[str, Any]:
+    """The envelope's `object` extras: the identity (pipelines/fingerprint.py), the fetch evidence
+    (docs/spider.md), and arXiv's id, version and announce type for arXiv items."""
+    extra: dict[str, Any] = {"identity": dict(item.identity)}
+    if item.fetch:
+        extra["fetch"] = item.fetch
+    if item.arxiv:
+        extra["arxiv"] = item.arxiv
+    return extra
 
 
 class IssuePipeline(Stage):
@@ -85,7 +98,7 @@ class IssuePipeline(Stage):
             envelope = new_envelope(
                 item.record,
                 predecessors=item.predecessors,
-                object_extra=_object_extra(item),
+                object_extra=object_extra(item),
                 confidence_extra={"ruleset": item.ruleset},
                 target_id=item.target_id,
             )
@@ -96,7 +109,7 @@ class IssuePipeline(Stage):
         if item.fetch:
             self.batch_bodies[item.fetch["body_sha256"]] = item.body
         # Until the batch goes to the writer, a later sighting of the item finds its envelope here.
-        self.session.hold(item.target_id, item.record["fingerprint"], envelope)
+        self.session.hold(item.identity_key, item.record["fingerprint"], envelope)
         if len(self.batch) >= self.batch_size:
             self._flush()
         return item
@@ -142,6 +155,7 @@ class IssuePipeline(Stage):
         logger.error("%s; issuing stops for this run", problem)
         self.run.problems.append(problem)
         self.failed = True
+        self.crawler.stats.set_value(LEDGER_FAILED, True)
 
     # -- on the writer thread ---------------------------------------------------------------------
 
@@ -187,32 +201,5 @@ class IssuePipeline(Stage):
         writer.append_run(record)
         if not self.failed:
             updated_state(writer.directory, run)
+        self.crawler.stats.set_value(RUN_RECORDED, True)
         log_summary(run, record)
-
-
-def _object_extra(item: FeedEntryItem) -> dict[str, Any] | None:
-    extra: dict[str, Any] = {}
-    if item.fetch:
-        extra["fetch"] = item.fetch
-    if item.arxiv:
-        extra["arxiv"] = item.arxiv
-    return extra or None
-
-
-def log_summary(run: RunLog, record: dict[str, Any]) -> None:
-    """One line per feed and one for the run, at the end of every crawl."""
-    for feed in run.feeds.values():
-        state = feed.error or ("304 not modified" if feed.not_modified else f"HTTP {feed.status}")
-        problem = f" [{feed.parse_error[:100]}]" if feed.parse_error else ""
-        logger.info(
-            "feed %s: %s; seen %d, new %d, updated %d, duplicate %d, dropped %d%s",
-            feed.vendor, state, feed.items_seen, feed.new, feed.updated, feed.duplicate,
-            feed.dropped, problem,
-        )  # fmt: skip
-    failed = sum(1 for f in run.feeds.values() if not f.fetched)
-    totals = record["totals"]
-    logger.info(
-        "run %s %s: %d feeds (%d failed), %d new, %d updated, %d duplicate, %d dropped",
-        run.run_id, record["outcome"], len(run.feeds), failed, totals["new"], totals["updated"],
-        totals["duplicate"], totals["dropped"],
-    )  # fmt: skip

@@ -10,8 +10,11 @@ no key, a key other than the ledger's, or a ledger locked by another crawl, refu
 
 Envelopes the issue stage has built but not yet handed to the writer are *held* here, so a lookup
 sees them too: an item met twice in one run chains to the envelope of its first sighting even while
-that one still waits in the issue stage's batch. Its axiom_id is computed from the unsigned
-envelope (docs/format.md: it covers neither signature nor anchors), only when it is asked for.
+that one still waits in the issue stage's batch. A lookup asks about one identity (ledger/index.py's
+digest of `object.identity`) and one fingerprint: the newest version of the identity, and whether
+any earlier version (held or in the ledger) had that content. A held envelope's axiom_id is
+computed from the unsigned envelope (docs/format.md: it covers neither signature nor anchors),
+only when it is asked for.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from crovia_spider.options import resolve_path
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
-from ledger.index import IndexEntry
+from ledger.index import IndexEntry, Versions
 from ledger.keys import load_signing_key
 from ledger.store import Ledger
 
@@ -41,10 +44,18 @@ _SESSIONS: weakref.WeakKeyDictionary[Crawler, LedgerSession] = weakref.WeakKeyDi
 
 
 class Latest(NamedTuple):
-    """The newest envelope of a target (issued, or built and held): what dedupe compares."""
+    """One envelope of an identity (issued, or built and held)."""
 
     axiom_id: str
     fingerprint: str
+
+
+class Known(NamedTuple):
+    """What dedupe needs of an identity: its newest envelope, and the newest one with the same
+    fingerprint as the item at hand (None when no earlier version had that content)."""
+
+    newest: Latest | None
+    same: Latest | None
 
 
 class LedgerSession:
@@ -59,8 +70,9 @@ class LedgerSession:
         self.log_origin = settings.get("CROVIA_LOG_ORIGIN") or None
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
-        self._lookups: list[tuple[str, asyncio.Future[IndexEntry | None]]] = []
-        self._held: dict[str, tuple[str, dict[str, Any]]] = {}  # target_id -> (fingerprint, env)
+        self._lookups: list[tuple[tuple[str, str], asyncio.Future[Versions]]] = []
+        # identity digest -> [(fingerprint, unsigned envelope)], oldest first
+        self._held: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.opened_at = ""  # when the lock was taken (UTC, microseconds, Z)
 
     @classmethod
@@ -95,31 +107,41 @@ class LedgerSession:
             ) from None
         self.opened_at = utc_now_micro()
 
-    def hold(self, target_id: str, fingerprint: str, envelope: dict[str, Any]) -> None:
-        """Note an unsigned envelope built for `target_id` and not yet handed to the writer."""
-        self._held[target_id] = (fingerprint, envelope)
+    def hold(self, identity: str, fingerprint: str, envelope: dict[str, Any]) -> None:
+        """Note an unsigned envelope built for `identity` and not yet handed to the writer."""
+        self._held.setdefault(identity, []).append((fingerprint, envelope))
 
     def release_held(self) -> None:
         """The held envelopes were handed to the writer: lookups submitted from now on see them."""
         self._held.clear()
 
-    async def latest_for_target(self, target_id: str) -> Latest | None:
-        """The newest envelope for `target_id`: a held one, else the newest leaf issued before this
-        lookup (in submission order), else None.
+    async def known(self, identity: str, fingerprint: str) -> Known:
+        """The newest envelope of `identity` and its newest one with `fingerprint`: held ones
+        first, else the ledger's leaves issued before this lookup (in submission order).
 
         Lookups made in the same turn of the event loop go to the writer thread as one job.
         """
-        if target_id in self._held:
-            fingerprint, envelope = self._held[target_id]
-            return Latest(axiom_id_of(envelope), fingerprint)
+        # Taken now: a batch flushed while the lookup waits may leave the held list, but then it
+        # was submitted before the lookup, and the ledger's answer covers it.
+        held = list(self._held.get(identity, ()))
+        found = await self._versions(identity, fingerprint)
+        newest = _latest(found.newest)
+        same = _latest(found.same)
+        if held:
+            newest = Latest(axiom_id_of(held[-1][1]), held[-1][0])
+            mine = [envelope for fp, envelope in held if fp == fingerprint]
+            same = Latest(axiom_id_of(mine[-1]), fingerprint) if mine else same
+        return Known(newest, same)
+
+    async def _versions(self, identity: str, fingerprint: str) -> Versions:
         if not is_asyncio_reactor_installed():
-            return _latest(self.submit(_lookup, [target_id]).result()[0])
+            return self.submit(_lookup, [(identity, fingerprint)]).result()[0]
         loop = asyncio.get_running_loop()
-        answer: asyncio.Future[IndexEntry | None] = loop.create_future()
-        self._lookups.append((target_id, answer))
+        answer: asyncio.Future[Versions] = loop.create_future()
+        self._lookups.append(((identity, fingerprint), answer))
         if len(self._lookups) == 1:
             loop.call_soon(self._send_lookups, loop)
-        return _latest(await answer)
+        return await answer
 
     def _send_lookups(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._lookups = self._lookups, []
@@ -163,8 +185,8 @@ def _latest(entry: IndexEntry | None) -> Latest | None:
     return None if entry is None else Latest(entry.axiom_id, entry.fingerprint)
 
 
-def _lookup(writer: Ledger, targets: list[str]) -> list[IndexEntry | None]:
-    return [writer.latest_for_target(target) for target in targets]
+def _lookup(writer: Ledger, asked: list[tuple[str, str]]) -> list[Versions]:
+    return [writer.versions(identity, fingerprint) for identity, fingerprint in asked]
 
 
 def _deliver(batch: list[tuple[str, asyncio.Future[Any]]], done: Future[list[Any]]) -> None:

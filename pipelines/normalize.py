@@ -1,19 +1,20 @@
 """Stage 1, normalise: the item becomes a `spider_record`, the 17 fields of docs/format.md.
 
-`summary_excerpt` is the description as plain text cut to 1,000 characters; when that has no text
-(an empty or markup-only description: changelog feeds put everything in content:encoded), the
-entry's content by the same rules. `url` is the item's absolute link (or its guid when that is a
-URL). An entry with neither link nor guid has no identity, and one with neither title nor
-description says nothing: both are dropped with their reason.
+`summary_excerpt` is the description as plain text (crovia_spider/feed/plaintext.py: no tags,
+entities decoded, controls and bidi overrides removed, whitespace collapsed) cut to 1,000
+characters; when that has no text (an empty or markup-only description: changelog feeds put
+everything in content:encoded), the entry's content by the same rules. `url` is the item's safe
+http(s) link (or its guid when that is an http(s) URL, made safe the same way), else "".
+An entry with neither link nor guid has no identity, and one with neither title nor description
+says nothing: both are dropped with their reason.
 `fingerprint` and `decision_hint` are left empty for the stages that own them.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from crovia_spider import __version__
 from crovia_spider.feed.plaintext import excerpt
+from crovia_spider.feed.urls import web_url
 from crovia_spider.items import FeedEntryItem
 from pipelines.stage import Stage
 
@@ -48,12 +49,8 @@ class NormalizePipeline(Stage):
             "spider": item.spider,
             "summary_excerpt": summary,
             "title": item.title,
-            "url": item.link or _url_like(item.guid),
+            "url": item.link or web_url(item.guid),
             "vendor": item.vendor,
             **subtype_fields(item.category, item.spider),
         }
         return item
-
-
-def _url_like(guid: str) -> str:
-    return guid if urlsplit(guid).scheme in ("http", "https") else ""

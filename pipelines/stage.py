@@ -10,6 +10,9 @@ from scrapy.exceptions import DropItem
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import RunLog
 
+# Enough of an identity to find the item again; a hostile guid cannot make a log line long.
+LOG_CHARS = 200
+
 
 class Stage:
     """Base of the pipeline stages: `self.crawler`, `self.run`, and `drop()` that counts."""
@@ -26,7 +29,15 @@ class Stage:
         return self.crawler.spider.run
 
     def drop(self, item: FeedEntryItem, reason: str) -> DropItem:
-        """Count `item` as dropped for `reason` (run record, stats); return a DropItem."""
+        """Count `item` as dropped for `reason` (run record, stats); return a DropItem whose
+        message is one short line (vendor, reason, identity), logged at DEBUG."""
         self.run.drop(item.vendor, reason)
         self.crawler.stats.inc_value(f"crovia/dropped/{reason}")
-        return DropItem(f"{reason}: {item.link or item.guid or item.title!r}")
+        what = item.target_id or item.link or item.guid or item.title
+        return DropItem(f"{item.vendor}: {reason}: {short(what)}", log_level="DEBUG")
+
+
+def short(text: str, limit: int = LOG_CHARS) -> str:
+    """`text` for one log line: its repr (controls escaped), cut to about `limit` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."

@@ -115,3 +115,14 @@ def envelopes(tmp_path: Path) -> list[dict[str, Any]]:
 def feed_outcome(record: dict[str, Any], vendor: str) -> dict[str, Any]:
     """One feed's entry in a run record."""
     return next(feed for feed in record["feeds"] if feed["vendor"] == vendor)
+
+
+def assert_counts_add_up(record: dict[str, Any]) -> None:
+    """Every feed of a run record accounts for each entry it saw: seen = issued (new + updated)
+    + unchanged (duplicate) + dropped, and dropped is the sum of its reasons; so do the totals."""
+    for feed in record["feeds"]:
+        fates = feed["new"] + feed["updated"] + feed["duplicate"] + feed["dropped"]
+        assert feed["items_seen"] == fates, feed
+        assert feed["dropped"] == sum(feed["drop_reasons"].values()), feed
+    for key, total in record["totals"].items():
+        assert total == sum(feed[key] for feed in record["feeds"]), key

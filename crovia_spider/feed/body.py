@@ -6,10 +6,15 @@ its whole prolog is read for a declaration first (crovia_spider/prolog.py), and 
 that is refused on expat's entity errors (an undefined entity, e.g. from an external DTD, which is
 never fetched; the input amplification limit; a recursive entity) or, when expat could not parse the
 document at all and feedparser's loose parser stepped in, on an `<!ENTITY` anywhere in it.
+HTML named entities and numeric references XML cannot read are rewritten first
+(crovia_spider/feed/references.py), so a stray `&nbsp;` or `&#xD800;` costs at most its own entry.
 A document that is not a feed (an HTML page, a 200 with nothing) is reported; a truncated document
 keeps only the entries whose closing tag arrived, so nothing half-parsed goes on to the ledger.
 A malformed but complete feed (feedparser's `bozo`) is data, not an exception: its entries are kept
-and the reason is recorded.
+and the reason is recorded. Should feedparser raise all the same, or find no feed in the body, the
+feed is unreadable (`failed`), and the entries its body closes are counted as lost
+(`lost_entries`), never silently. A refused body is `failed` too, its entries not counted: they were
+deliberately not read.
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
-from crovia_spider.feed.prolog import declares_entities, declares_entities_anywhere
+from crovia_spider.feed.prolog import (
+    ascii_compatible,
+    declares_entities,
+    declares_entities_anywhere,
+)
+from crovia_spider.feed.references import resolve_references
 
 DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
 # expat's messages for trouble with entities: the loose parser's text would hold `&name;` garbage.
@@ -50,25 +60,39 @@ class ParsedFeed:
     version: str = ""
     error: str = ""  # why the feed gave nothing, or what was wrong with it ("" if clean)
     truncated_entries: int = 0  # entries parsed from a truncated document and left out
+    failed: bool = False  # the feed could not be read at all: a recorded failure
+    lost_entries: int = 0  # entries a failed body holds (closing tags counted), all lost
 
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
-    """Parse `body` with the response `headers` (so the charset resolves). Never raises."""
+    """Parse `body` with the response `headers` (so the charset resolves). Never raises: whatever
+    goes wrong inside the parser makes a `failed` ParsedFeed that says why."""
+    try:
+        return _parse(body, headers)
+    except Exception as exc:  # any parser bug must cost this feed only, and be told
+        error = f"unreadable feed: {_describe(exc)}"
+        return ParsedFeed(error=error, failed=True, lost_entries=_closed_entries(body))
+
+
+def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     if declares_entities(body):
-        return ParsedFeed(error=DECLARES_ENTITIES)
+        return ParsedFeed(error=DECLARES_ENTITIES, failed=True)
+    body = resolve_references(body)
     parsed = feedparser.parse(body, response_headers=headers, sanitize_html=True)
     result = ParsedFeed(entries=list(parsed.entries), version=parsed.get("version", ""))
     problem = _describe(parsed.get("bozo_exception")) if parsed.get("bozo") else ""
     if not result.version and not result.entries:
         kind = headers.get("content-type", "no content-type")
         result.error = f"not a feed ({kind})" + (f": {problem}" if problem else "")
+        result.failed = True
+        result.lost_entries = _closed_entries(body)
         return result
     result.error = problem
     exc = parsed.get("bozo_exception")
     if isinstance(exc, xml.sax.SAXParseException):
         refusal = _entity_refusal(exc, problem, body)
         if refusal:
-            return ParsedFeed(version=result.version, error=refusal)
+            return ParsedFeed(version=result.version, error=refusal, failed=True)
         _drop_unclosed(result, body)
     return result
 
@@ -90,6 +114,11 @@ def _describe(exc: BaseException | None) -> str:
     if isinstance(exc, xml.sax.SAXParseException):
         where = f" at line {exc.getLineNumber()}, column {exc.getColumnNumber()}"
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _closed_entries(body: bytes) -> int:
+    """How many entries `body` closes (`</item>`, `</entry>`), in any encoding prolog.py reads."""
+    return len(_ENTRY_CLOSE.findall(ascii_compatible(body)))
 
 
 def _drop_unclosed(result: ParsedFeed, body: bytes) -> None:

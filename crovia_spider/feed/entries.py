@@ -1,17 +1,36 @@
-"""One feedparser entry becomes a FeedEntryItem: fields as the feed gave them, links made absolute.
+"""One feedparser entry becomes a FeedEntryItem: plain text, safe links, bounded fields.
 
-No hashing, dedupe or classification here (the pipelines do that); only reading the entry.
+What the item holds (the pipelines rely on it):
+- `title`: plain text (crovia_spider/feed/plaintext.py), at most TITLE_CHARS characters;
+- `link`: an absolute http(s) URL made safe by crovia_spider/feed/urls.py (xml:base and the feed's
+  final URL already applied by feedparser), or "" when the entry has none, it is no http(s) URL
+  (`javascript:`, `file:`, `data:`) or it is longer than LINK_CHARS;
+- `guid`: controls removed, whitespace collapsed, at most GUID_CHARS characters;
+- `published`: the feed's date string, cleaned the same way, "" when longer than DATE_CHARS;
+- `arxiv`: id, version and announce type, only for feeds of the arXiv family: no other source can
+  claim an arXiv identity.
+A field cut or left out at its cap is named in `item.cut` (the spider counts it in the run
+record). An entry holding a reference XML cannot encode raises UnreadableEntry. No hashing, dedupe
+or classification here.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
+from crovia_spider.exceptions import UnreadableEntry
 from crovia_spider.feed.arxiv import arxiv_meta
-from crovia_spider.feed.plaintext import html_to_text
-from crovia_spider.feeds_config import FeedConfig
+from crovia_spider.feed.plaintext import clean_text, plain_text
+from crovia_spider.feed.references import INVALID_MARK
+from crovia_spider.feed.urls import web_url
+from crovia_spider.feeds_config import ARXIV_FAMILY, FeedConfig
 from crovia_spider.items import FeedEntryItem
+
+TITLE_CHARS = 500
+GUID_CHARS = 1000
+LINK_CHARS = 2000
+DATE_CHARS = 100
+INVALID_REFERENCE = "invalid character reference"
 
 
 def entry_item(
@@ -24,8 +43,16 @@ def entry_item(
     observed_at: str,
     run_hash: str,
 ) -> FeedEntryItem:
-    """The item of one entry of `feed`, fetched from `base_url` with HTTP `status`."""
-    link = absolute_link(entry.get("link") or "", base_url)
+    """The item of one entry of `feed`, fetched from `base_url` with HTTP `status`.
+
+    Raises UnreadableEntry when the entry holds a reference XML cannot encode (`&#xD800;`).
+    """
+    if _holds(entry, INVALID_MARK):
+        raise UnreadableEntry(INVALID_REFERENCE)
+    cut: list[str] = []
+    link = web_url(_text(entry.get("link")), base_url)
+    if len(link) > LINK_CHARS:
+        link = _left_out("link", cut)
     return FeedEntryItem(
         vendor=feed.vendor,
         spider=spider,
@@ -34,40 +61,52 @@ def entry_item(
         source_status=status,
         observed_at=observed_at,
         parent_run_hash=run_hash,
-        title=_title(entry),
+        title=_capped(plain_text(_text(entry.get("title"))), TITLE_CHARS, "title", cut),
         link=link,
-        guid=(entry.get("id") or "").strip(),
-        published=(entry.get("published") or entry.get("updated") or "").strip(),
-        description_html=_description(entry),
-        arxiv=arxiv_meta(entry, link),
+        guid=_capped(clean_text(_text(entry.get("id"))), GUID_CHARS, "guid", cut),
+        published=_date(entry, cut),
+        description_html=_text(entry.get("summary")) or _content(entry),
+        arxiv=arxiv_meta(entry, link) if feed.family == ARXIV_FAMILY else None,
         content_html=_content(entry),
+        family=feed.family,
+        cut=cut,
     )
 
 
-def absolute_link(link: str, base_url: str) -> str:
-    """`link` resolved against the feed's URL (feedparser already applied xml:base); "" if it is
-    empty or not http(s), so a `javascript:` or `file:` link never becomes an item's URL."""
-    link = link.strip()
-    if not link:
-        return ""
-    absolute = urljoin(base_url, link)
-    return absolute if urlsplit(absolute).scheme in ("http", "https") else ""
+def _date(entry: dict[str, Any], cut: list[str]) -> str:
+    date = clean_text(_text(entry.get("published")) or _text(entry.get("updated")))
+    return _left_out("published", cut) if len(date) > DATE_CHARS else date
 
 
-def _title(entry: dict[str, Any]) -> str:
-    title = entry.get("title") or ""
-    detail = entry.get("title_detail") or {}
-    if "html" in (detail.get("type") or ""):
-        title = html_to_text(title)
-    return " ".join(title.split())
+def _capped(text: str, limit: int, name: str, cut: list[str]) -> str:
+    if len(text) > limit:
+        cut.append(name)
+        return text[:limit]
+    return text
 
 
-def _description(entry: dict[str, Any]) -> str:
-    return entry.get("summary") or _content(entry)
+def _left_out(name: str, cut: list[str]) -> str:
+    cut.append(name)
+    return ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _content(entry: dict[str, Any]) -> str:
     for content in entry.get("content") or ():
-        if content.get("value"):
+        if isinstance(content, dict) and _text(content.get("value")):
             return content["value"]
     return ""
+
+
+def _holds(value: Any, mark: str) -> bool:
+    """True when `mark` is in any string of `value` (dicts and lists searched through)."""
+    if isinstance(value, str):
+        return mark in value
+    if isinstance(value, dict):
+        return any(_holds(item, mark) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds(item, mark) for item in value)
+    return False

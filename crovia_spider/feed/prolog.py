@@ -36,7 +36,7 @@ def declares_entities(body: bytes) -> bool:
     (`<![CDATA[`) makes the rest of the body prolog: it is searched whole, so a broken document
     errs on the side of refusal.
     """
-    data = _ascii_compatible(body)
+    data = ascii_compatible(body)
     pos = data.find(b"<")
     while pos >= 0:
         if data.startswith(b"<!--", pos):
@@ -58,7 +58,7 @@ def declares_entities(body: bytes) -> bool:
 
 def declares_entities_anywhere(body: bytes) -> bool:
     """True when `<!ENTITY` occurs anywhere in `body` (for a document expat could not parse)."""
-    return _ENTITY.search(_ascii_compatible(body)) is not None
+    return _ENTITY.search(ascii_compatible(body)) is not None
 
 
 def _after(data: bytes, terminator: bytes, start: int) -> int:
@@ -66,7 +66,7 @@ def _after(data: bytes, terminator: bytes, start: int) -> int:
     return found + len(terminator) if found >= 0 else -1
 
 
-def _ascii_compatible(body: bytes) -> bytes:
+def ascii_compatible(body: bytes) -> bytes:
     """`body`, or its UTF-8 re-encoding when it is UTF-16 or UTF-32 (markup then reads as ASCII)."""
     for bom, codec in _WIDE:
         if body.startswith(bom):

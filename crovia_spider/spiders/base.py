@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
@@ -24,7 +24,8 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from crovia_spider import logfilters
-from crovia_spider.exceptions import ConfigError
+from crovia_spider.exceptions import ConfigError, UnreadableEntry
+from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.feed_state import conditional_headers, load_state
@@ -32,7 +33,14 @@ from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.politeness import apply_politeness, describe_failure
-from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
+from crovia_spider.runlog import (
+    OVER_CAP,
+    TRUNCATED,
+    UNREADABLE_FEED,
+    FeedOutcome,
+    RunLog,
+    utc_now_micro,
+)
 
 
 class FeedSpider(scrapy.Spider):
@@ -57,6 +65,7 @@ class FeedSpider(scrapy.Spider):
         self.feeds: list[FeedConfig] = []
         self.run: RunLog
         self.parser: ParserPool
+        self.max_entries = 2000
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -83,6 +92,7 @@ class FeedSpider(scrapy.Spider):
         spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
         apply_politeness(crawler.settings, spider.feeds)
         spider.parser = ParserPool(crawler.settings.getbool("CROVIA_PARSE_WORKER"))
+        spider.max_entries = max(0, crawler.settings.getint("CROVIA_MAX_ENTRIES_PER_FEED", 2000))
         return spider
 
     def closed(self, reason: str) -> None:
@@ -111,15 +121,48 @@ class FeedSpider(scrapy.Spider):
             outcome.not_modified = True
             return
         parsed = await self.parser.parse(response.body, response_headers(response))
+        for item in self.read_entries(parsed, feed, response, observed_at):
+            yield item
+
+    def read_entries(
+        self, parsed: ParsedFeed, feed: FeedConfig, response: Response, observed_at: str
+    ) -> Iterator[FeedEntryItem]:
+        """Count what the body held, and yield the item of each entry that can be read.
+
+        A feed that could not be read is the feed's recorded failure (`error`), its entries counted
+        as lost; entries past CROVIA_MAX_ENTRIES_PER_FEED, and any one entry that cannot be read
+        (whatever it raised), are dropped alone and counted with their reason.
+        """
+        vendor, outcome = feed.vendor, self.run.feeds[feed.vendor]
         outcome.parse_error = parsed.error
-        outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
-        if parsed.truncated_entries:
-            self.run.drop(feed.vendor, "truncated document", parsed.truncated_entries)
+        if parsed.failed:
+            outcome.error = parsed.error
+        entries, over = parsed.entries[: self.max_entries], parsed.entries[self.max_entries :]
+        outcome.items_seen += len(parsed.entries) + parsed.truncated_entries + parsed.lost_entries
+        for reason, count in (
+            (TRUNCATED, parsed.truncated_entries),
+            (UNREADABLE_FEED, parsed.lost_entries),
+            (OVER_CAP, len(over)),
+        ):
+            if count:
+                self.run.drop(vendor, reason, count)
         fetch = fetch_evidence(response, outcome.sha256, observed_at)
-        for entry in parsed.entries:
-            item = self.entry_item(entry, feed, response, observed_at)
+        for entry in entries:
+            try:
+                item = self.entry_item(entry, feed, response, observed_at)
+            except Exception as exc:  # one bad entry must not cost the others
+                self._entry_dropped(vendor, entry, exc)
+                continue
+            self.run.cut(vendor, item.cut)
             item.fetch, item.body = fetch, response.body
             yield item
+
+    def _entry_dropped(self, vendor: str, entry: dict[str, Any], exc: Exception) -> None:
+        kind = type(exc).__name__
+        reason = str(exc) if isinstance(exc, UnreadableEntry) else f"unreadable entry ({kind})"
+        self.run.drop(vendor, reason)
+        what = entry.get("id") or entry.get("link") or ""
+        self.logger.debug("dropped %s: %s: %.200r (%.200s)", vendor, reason, what, exc)
 
     def entry_item(
         self, entry: dict[str, Any], feed: FeedConfig, response: Response, observed_at: str
@@ -143,7 +186,8 @@ class FeedSpider(scrapy.Spider):
         if response is not None:
             record_response(outcome, response)
         outcome.error = describe_failure(failure)
-        self.logger.warning("feed %s (%s) failed: %s", feed.vendor, feed.url, outcome.error)
+        # Reported once, with its reason, in the closing summary (pipelines/issue.py).
+        self.logger.debug("feed %s (%s) failed: %s", feed.vendor, feed.url, outcome.error)
 
 
 def record_response(outcome: FeedOutcome, response: Response) -> None:

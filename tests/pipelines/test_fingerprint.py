@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crovia_spider.items import FeedEntryItem
-from pipelines.fingerprint import FingerprintPipeline, canonical_link, fingerprint_doc, identity
+from pipelines.fingerprint import (
+    FingerprintPipeline,
+    canonical_link,
+    fingerprint_doc,
+    identity,
+    target_id,
+)
 
 
 def item(**changes) -> FeedEntryItem:
@@ -27,24 +33,41 @@ def item(**changes) -> FeedEntryItem:
 
 
 def fingerprint(it: FeedEntryItem) -> str:
-    doc = fingerprint_doc(it, identity(it))
+    doc = fingerprint_doc(it, target_id(it))
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_identity_rules():
-    assert identity(item()) == "https://openai.com/index/a-post"
-    assert identity(item(link="HTTPS://OpenAI.com:443/index/a-post")) == (
+def test_target_id_rules():
+    assert target_id(item()) == "https://openai.com/index/a-post"
+    assert target_id(item(link="HTTPS://OpenAI.com:443/index/a-post")) == (
         "https://openai.com/index/a-post"
     )
     # The fragment is kept: one page's anchors can be all that tells entries apart.
-    assert identity(item(link="https://code.claude.com/docs/en/changelog#2-1-238")) == (
+    assert target_id(item(link="https://code.claude.com/docs/en/changelog#2-1-238")) == (
         "https://code.claude.com/docs/en/changelog#2-1-238"
     )
-    assert identity(item(link="")) == "g1"
+    assert target_id(item(link="", guid="https://openai.com/p?id=1")) == "https://openai.com/p?id=1"
+    assert target_id(item(link="", guid="g 1")) == "guid:openai:g%201"
+    for hostile in ("javascript:alert(1)", "file:///etc/passwd", "data:text/html,<b>x</b>"):
+        assert target_id(item(link="", guid=hostile)).startswith("guid:openai:")
     meta = {"id": "2606.19004", "version": 2, "announce_type": "replace"}
-    arxiv = item(link="http://arxiv.org/abs/2606.19004", arxiv=meta)
-    assert identity(arxiv) == "https://arxiv.org/abs/2606.19004"
+    arxiv = item(link="http://arxiv.org/abs/2606.19004", arxiv=meta, family="arxiv")
+    assert target_id(arxiv) == "https://arxiv.org/abs/2606.19004"
+
+
+def test_identity_is_scoped_to_the_family_and_combines_guid_and_link():
+    assert identity(item()) == {
+        "family": "openai", "guid": "g1", "link": "https://openai.com/index/a-post"
+    }  # fmt: skip
+    # Same link, distinct guids: distinct items. Same guid in another vendor's feed: another item.
+    assert identity(item(guid="g2")) != identity(item())
+    assert identity(item(vendor="reposter", family="reposter")) != identity(item())
+    meta = {"id": "2606.19004", "version": 2, "announce_type": "replace"}
+    arxiv = item(link="http://arxiv.org/abs/2606.19004v2", arxiv=meta, family="arxiv", guid="x")
+    assert identity(arxiv) == {
+        "family": "arxiv", "guid": "", "link": "https://arxiv.org/abs/2606.19004"
+    }  # fmt: skip
 
 
 def test_the_stage_sets_identity_and_the_documented_fingerprint():
@@ -56,7 +79,7 @@ def test_the_stage_sets_identity_and_the_documented_fingerprint():
 
 def test_documented_formula_for_a_post():
     it = item()
-    assert fingerprint_doc(it, identity(it)) == {
+    assert fingerprint_doc(it, target_id(it)) == {
         "v": 1, "target_id": "https://openai.com/index/a-post", "url": "https://openai.com/index/a-post",
         "title": "A post", "summary": "Body", "published": "Thu, 18 Jun 2026 00:00:00 -0400",
     }  # fmt: skip

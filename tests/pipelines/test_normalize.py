@@ -7,7 +7,7 @@ import pytest
 
 from crovia_spider import __version__
 from crovia_spider.feed.entries import entry_item
-from crovia_spider.feed.plaintext import excerpt, html_to_text
+from crovia_spider.feed.plaintext import excerpt, plain_text
 from crovia_spider.feeds_config import FeedConfig
 from crovia_spider.items import FeedEntryItem
 from ledger.envelope import RECORD_FIELDS
@@ -49,12 +49,12 @@ def test_guid_stands_for_url_only_when_it_is_one():
 def test_excerpt_is_plain_text_cut_at_1000_characters():
     html = "<p>A &amp; B</p><script>x()</script><style>p{}</style><!-- c -->" + "<b>é</b>" * 2000
     text = excerpt(html)
-    assert text.startswith("A & B\né") and len(text) == 1000 and "<" not in text
+    assert text.startswith("A & B é") and len(text) == 1000 and "<" not in text
 
 
-def test_plain_text_keeps_the_feed_whitespace():
-    assert html_to_text("arXiv:1v1 Announce Type: cross \nAbstract: a &lt;b") == (
-        "arXiv:1v1 Announce Type: cross \nAbstract: a <b"
+def test_plain_text_collapses_whitespace_and_keeps_a_lone_angle_bracket():
+    assert plain_text("arXiv:1v1 Announce Type: cross \nAbstract: a &lt;b") == (
+        "arXiv:1v1 Announce Type: cross Abstract: a <b"
     )
 
 
@@ -83,5 +83,5 @@ def test_changelog_entries_take_their_text_from_content_encoded(description):
     item = entry_item(first, feed, spider="vendor_press", base_url=feed.url, status=200,
                       observed_at="2026-08-21T01:24:21.000000Z", run_hash="d" * 64)  # fmt: skip
     record = NormalizePipeline(crawler=None).process_item(item).record
-    assert record["summary_excerpt"] == "Added /rewind\nFixed a hang"
+    assert record["summary_excerpt"] == "Added /rewind Fixed a hang"
     assert record["title"] == "2.1.238"

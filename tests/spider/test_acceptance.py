@@ -95,7 +95,7 @@ def test_arxiv_metadata_goes_to_envelope_object(crawled):
     env = by_target["https://arxiv.org/abs/2604.21935"]
     assert env["object"]["arxiv"] == {"id": "2604.21935", "version": 1, "announce_type": "new"}
     assert env["body"]["spider_record"]["summary_excerpt"].startswith(
-        "arXiv:2604.21935v1 Announce Type: new \nAbstract: Although language models"
+        "arXiv:2604.21935v1 Announce Type: new Abstract: Although language models"
     )
     legacy = by_target["https://arxiv.org/abs/1805.09166"]
     assert legacy["object"]["arxiv"]["announce_type"] == "cross"

@@ -9,7 +9,14 @@ import json
 import pytest
 
 from tests.conftest import FEEDS, FIXTURES
-from tests.crawl import crovia, envelopes, feed_outcome, run_crawl, run_records
+from tests.crawl import (
+    assert_counts_add_up,
+    crovia,
+    envelopes,
+    feed_outcome,
+    run_crawl,
+    run_records,
+)
 from tests.feedserver import FeedServer, Reply
 
 SECRET = "CROVIA-SECRET-MARKER-7f3a"
@@ -130,6 +137,7 @@ def test_crawl_exits_zero_and_ledger_audits_clean(bad_crawl):
     tmp, proc, _ = bad_crawl
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "run vendor_press_" in proc.stderr  # the closing summary
+    assert_counts_add_up(run_records(tmp)[-1])
     audit = crovia(tmp, "audit")
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
@@ -231,7 +239,7 @@ def test_items_without_title_or_link(bad_crawl):
     assert (feed["items_seen"], feed["new"], feed["dropped"]) == (5, 3, 2)
     assert feed["drop_reasons"] == {"no link and no guid": 1, "no title and no description": 1}
     targets = {env["subject"]["target_id"] for env in issued_for(bad_crawl, "incomplete")}
-    assert "tag:example.org,2026:no-link" in targets
+    assert "guid:incomplete:tag:example.org,2026:no-link" in targets  # a guid that is no URL
     assert any(t.startswith("http://127.0.0.1:") and t.endswith("/posts/relative") for t in targets)
 
 

@@ -1,0 +1,55 @@
+"""Links and guids from a feed made safe to sign: http(s) URLs with nothing raw in them.
+
+`web_url()` promises an absolute http or https URL whose scheme and host are lower-case (an IDN
+host in its ASCII form), whose default port and user-info are dropped, whose empty path is `/`, and
+in which every character outside URL syntax (spaces, controls, quotes, non-ASCII) is
+percent-encoded as UTF-8, existing `%XX` escapes kept; or "" for anything else (`javascript:`,
+`file:`, `data:`, no host, an unusable port). Applying it twice changes nothing.
+`guid_identifier()` is what names an item whose guid is no URL: `guid:<vendor>:<guid>`, the guid
+percent-encoded the same way and `%` itself too, so the name holds no space or control character.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_URL_SAFE = "!$&'()*+,;=:@/?#[]~%"
+_GUID_SAFE = "!$&'()*+,;=:@/?~"
+
+
+def web_url(url: str, base_url: str = "") -> str:
+    """`url` (resolved against `base_url`) as a safe http(s) URL, or "" (see the module doc)."""
+    url = url.strip()
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(urljoin(base_url, url) if base_url else url)
+        scheme, port = parts.scheme.lower(), parts.port
+        host = (parts.hostname or "").encode("idna").decode("ascii")
+    except (ValueError, UnicodeError):
+        return ""
+    if scheme not in _DEFAULT_PORTS or not host:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path, query, fragment = (_encode(part) for part in (parts.path, parts.query, parts.fragment))
+    return urlunsplit((scheme, netloc, path or "/", query, fragment))
+
+
+def is_web_url(text: str) -> bool:
+    """True when `text` names an http(s) URL (before cleaning)."""
+    try:
+        return urlsplit(text.strip()).scheme.lower() in _DEFAULT_PORTS
+    except ValueError:
+        return False
+
+
+def guid_identifier(vendor: str, guid: str) -> str:
+    """`guid:<vendor>:<guid, percent-encoded>`: the name of an item whose guid is no URL."""
+    return f"guid:{vendor}:{quote(guid, safe=_GUID_SAFE)}"
+
+
+def _encode(part: str) -> str:
+    return quote(part, safe=_URL_SAFE, errors="replace")

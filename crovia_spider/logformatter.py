@@ -1,0 +1,48 @@
+"""Log lines about items that stay one short line: never the whole item.
+
+Scrapy's default formatter writes every dropped item, whole, at WARNING: a crawl of 2,000 small
+feeds wrote a 970 KB log in 10 seconds, nearly all of it items dropped as unchanged. Here a drop is
+one DEBUG line (the DropItem's message: vendor, reason, identity, cut short by pipelines/stage.py),
+unless the exception asks for another level; a scraped item is one DEBUG line naming it; an item
+that broke a stage is one ERROR line naming its vendor and identity (Scrapy adds the traceback).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import logformatter
+
+from crovia_spider.items import FeedEntryItem
+
+_LIMIT = 200
+
+
+def _name(item: Any) -> str:
+    if isinstance(item, FeedEntryItem):
+        what = item.target_id or item.link or item.guid or item.title
+        return f"{item.vendor}: {what!r}"[:_LIMIT]
+    return type(item).__name__
+
+
+class LogFormatter(logformatter.LogFormatter):
+    """Scrapy's LogFormatter with bounded item lines (see the module docstring)."""
+
+    def scraped(self, item: Any, response: Any, spider: Any) -> logformatter.LogFormatterResult:
+        return {"level": logging.DEBUG, "msg": "Scraped %(item)s", "args": {"item": _name(item)}}
+
+    def dropped(
+        self, item: Any, exception: BaseException, response: Any, spider: Any
+    ) -> logformatter.LogFormatterResult:
+        level = getattr(exception, "log_level", None) or logging.DEBUG
+        if isinstance(level, str):
+            level = getattr(logging, level)
+        message = str(exception)[: _LIMIT * 2]
+        return {"level": level, "msg": "Dropped: %(exception)s", "args": {"exception": message}}
+
+    def item_error(
+        self, item: Any, exception: BaseException, response: Any, spider: Any
+    ) -> logformatter.LogFormatterResult:
+        args = {"item": _name(item)}
+        return {"level": logging.ERROR, "msg": "Error processing %(item)s", "args": args}
