@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
+    "crovia_spider.cli.web_cmds",
 )
 
 
