@@ -47,9 +47,17 @@ class PublishedDirectory(resource.Resource):
         super().__init__()
         self.root = Path(root).resolve(strict=True)
 
-    def render_GET(self, request: server.Request) -> bytes:
+    def render(self, request: server.Request) -> bytes:
         for name, value in HEADERS.items():
             request.setHeader(name, value)
+        if request.method not in (b"GET", b"HEAD"):
+            request.setResponseCode(405)
+            request.setHeader(b"Allow", b"GET, HEAD")
+            request.setHeader(b"Content-Type", TEXT_PLAIN)
+            return b"read-only\n"
+        return self._file(request)
+
+    def _file(self, request: server.Request) -> bytes:
         path = self.resolve(request.path)
         if path is None:
             request.setResponseCode(404)
@@ -58,8 +66,6 @@ class PublishedDirectory(resource.Resource):
         request.setHeader(b"Content-Type", _content_type(path))
         request.setHeader(b"Cache-Control", b"no-cache")
         return path.read_bytes()
-
-    render_HEAD = render_GET
 
     def resolve(self, raw_path: bytes) -> Path | None:
         """The file below the root that `raw_path` names, or None for anything refused."""
@@ -91,7 +97,7 @@ def _content_type(path: Path) -> bytes:
 
 
 def site(root: Path) -> server.Site:
-    """A twisted.web Site serving `root` read-only; other methods than GET and HEAD get 405."""
+    """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405)."""
     web = server.Site(PublishedDirectory(root))
     web.displayTracebacks = False
     return web

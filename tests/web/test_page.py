@@ -95,3 +95,28 @@ def test_a_browser_without_ed25519_is_told_so(site: Site, page: object) -> None:
     page.goto(site.url(f"/v/{site.axiom_ids[0]}"))
     assert verdict_of(page)["verdict"] == "unsupported"
     assert "cannot verify Ed25519" in page.locator("#verdict").text_content()
+
+
+HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+
+
+def test_receipt_text_is_shown_as_text_never_as_html(page: object, tmp_path: Path) -> None:
+    from ledger.envelope import new_envelope
+    from ledger.store import Ledger
+    from tests.vectors.make_vectors import TEST_KEY, sample_record
+    from tests.web.conftest import Server, publish
+
+    record = {**sample_record(1), "title": HOSTILE, "summary_excerpt": HOSTILE}
+    with Ledger.open(tmp_path / "ledger", signing_key=TEST_KEY) as ledger:
+        (issued,) = ledger.issue([new_envelope(record, issued_at="2026-06-18T04:43:37Z")])
+        ledger.seal()
+    publish(tmp_path / "ledger", tmp_path / "public")
+    server = Server(tmp_path / "public")
+    try:
+        page.goto(server.base + f"v/{issued.axiom_id}")
+        assert verdict_of(page)["verdict"] == "valid"
+        assert page.locator("[data-field='title']").text_content() == HOSTILE
+        assert page.locator("main img, main script").count() == 0
+        assert page.title() != "pwned"
+    finally:
+        server.stop()
