@@ -11,7 +11,7 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test demo lint bench clean
+.PHONY: install browser crawl test demo lint bench clean need-openssl
 
 install: $(STAMP)
 
@@ -27,7 +27,7 @@ crawl: $(STAMP)
 	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
 	$(BIN)/scrapy crawl vendor_press
 
-test: $(STAMP) $(CHROMIUM)
+test: $(STAMP) need-openssl $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 browser: $(CHROMIUM)
@@ -42,6 +42,10 @@ $(CHROMIUM):
 	  echo "or point to one: make test CHROMIUM=/path/to/chromium"; \
 	  exit 1; \
 	fi
+
+# The stamp tests answer RFC 3161 requests with OpenSSL's own TSA (`openssl ts -reply`).
+need-openssl:
+	@command -v openssl >/dev/null || { echo "openssl is missing: apt-get install -y openssl" >&2; exit 1; }
 
 demo: $(STAMP)
 	$(BIN)/python -m crovia_spider.demo

@@ -1,10 +1,14 @@
-"""Bench: the full pipeline (`scrapy crawl vendor_press`: parse, normalise, fingerprint, dedupe,
-classify, sign, append, seal) against plain Scrapy + feedparser writing the same items to a
-JSON-lines feed export (bench/crawl_peer.py), on the same 10,000 items served from 127.0.0.1.
+"""Bench: the full pipeline (`scrapy crawl vendor_press`: fetch policy, parse, normalise,
+fingerprint, dedupe, classify, sign with fetch evidence, keep bodies, append, seal) against plain
+Scrapy + feedparser writing the same items to a JSON-lines feed export (bench/crawl_peer.py), on
+the same 10,000 items served from 127.0.0.1.
 
 Runs alternate (peer, full, peer, full, ...), each into a fresh directory; the median of the
-per-pair ratios full/peer is printed (goal: <= 1.3). Usage: python bench/crawl_bench.py [--pairs N]
-[--items N] [--feeds N]. Offline; takes about a minute.
+per-pair ratios full/peer is printed (goal: <= 1.15), and the crawl's peak RSS (goal: < 200 MB):
+ru_maxrss of the crawl as wait4 reports it, the largest process of its tree (the crawl or its
+parse worker). The median ratio of CPU seconds (user + system, the whole process tree) is printed
+too: on a loaded machine wall times swing with the load, CPU time much less.
+Usage: python bench/crawl_bench.py [--pairs N] [--items N] [--feeds N]. Offline; about a minute.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -64,16 +69,27 @@ def write_feeds(directory: Path, items: int, feeds: int) -> list[str]:
     return names
 
 
-def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        sys.exit(f"bench: {' '.join(args[:3])} failed:\n{proc.stderr[-3000:]}")
-    return elapsed
+class Run(NamedTuple):
+    seconds: float
+    peak_rss_mb: float
+    cpu_seconds: float
 
 
-def run_peer(work: Path, urls: list[str], n: int) -> float:
+def timed(args: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    """Run `args`; its wall time, peak RSS (wait4's ru_maxrss, KiB on Linux) and CPU time."""
+    with tempfile.TemporaryFile() as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=log, stderr=log)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            sys.exit(f"bench: {' '.join(args[:3])} failed:\n{log.read()[-3000:].decode()}")
+    return Run(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+
+
+def run_peer(work: Path, urls: list[str], n: int) -> Run:
     run_dir = work / f"peer{n}"
     run_dir.mkdir()
     args = [str(BIN / "scrapy"), "runspider", str(ROOT / "bench" / "crawl_peer.py"),
@@ -81,7 +97,7 @@ def run_peer(work: Path, urls: list[str], n: int) -> float:
     return timed(args, run_dir, dict(os.environ))
 
 
-def run_full(work: Path, urls: list[str], n: int, key: Path) -> float:
+def run_full(work: Path, urls: list[str], n: int, key: Path) -> Run:
     run_dir = work / f"full{n}"
     run_dir.mkdir()
     feeds = run_dir / "feeds.toml"
@@ -91,13 +107,16 @@ def run_full(work: Path, urls: list[str], n: int, key: Path) -> float:
     env = dict(os.environ, CROVIA_FEEDS_FILE=str(feeds), CROVIA_LEDGER_DIR=str(run_dir / "ledger"),
                CROVIA_SIGNING_KEY_FILE=str(key))  # fmt: skip
     args = [str(BIN / "scrapy"), "crawl", "vendor_press", "-s", "CROVIA_POLITE_DELAYS=0", *FAST]
-    elapsed = timed(args, ROOT, env)
+    run = timed(args, ROOT, env)
     leaves = sum(1 for _ in (run_dir / "ledger" / "axiom_ledger.jsonl").open())
     if leaves != EXPECTED_ITEMS:
         record = (run_dir / "ledger" / "runs.jsonl").read_text().splitlines()[-1]
         sys.exit(f"bench: the full pipeline issued {leaves} envelopes, expected {EXPECTED_ITEMS}:"
                  f"\n{record}")  # fmt: skip
-    return elapsed
+    kept = sum(1 for _ in (run_dir / "ledger" / "bodies").rglob("*.gz"))
+    if kept != len(urls):
+        sys.exit(f"bench: {kept} kept bodies, expected one per feed ({len(urls)})")
+    return run
 
 
 EXPECTED_ITEMS = 0
@@ -121,18 +140,31 @@ def main() -> int:
         urls = [f"http://127.0.0.1:{server.server_address[1]}/{name}" for name in names]
         peers, fulls = [], []
         for n in range(args.pairs):
-            peers.append(run_peer(work, urls, n))
-            fulls.append(run_full(work, urls, n, key))
-            print(f"pair {n + 1}: peer {peers[-1]:.2f}s  full {fulls[-1]:.2f}s  "
-                  f"ratio {fulls[-1] / peers[-1]:.2f}")  # fmt: skip
+            peer, full = run_peer(work, urls, n), run_full(work, urls, n, key)
+            peers.append(peer)
+            fulls.append(full)
+            print(f"pair {n + 1}: peer {peer.seconds:.2f}s  full {full.seconds:.2f}s  "
+                  f"ratio {full.seconds / peer.seconds:.2f}  peak RSS peer "
+                  f"{peer.peak_rss_mb:.0f} MB, full {full.peak_rss_mb:.0f} MB")  # fmt: skip
         server.shutdown()
-    ratios = [f / p for f, p in zip(fulls, peers, strict=True)]
-    print(f"{EXPECTED_ITEMS} items in {args.feeds} feeds, {args.pairs} alternating pairs")
-    print(
-        f"median peer {statistics.median(peers):.2f}s, median full {statistics.median(fulls):.2f}s"
-    )
-    print(f"median ratio full/peer: {statistics.median(ratios):.2f} (goal <= 1.30)")
+    report(peers, fulls, args.pairs, args.feeds)
     return 0
+
+
+def report(peers: list[Run], fulls: list[Run], pairs: int, feeds: int) -> None:
+    ratios = [f.seconds / p.seconds for f, p in zip(fulls, peers, strict=True)]
+    print(f"{EXPECTED_ITEMS} items in {feeds} feeds, {pairs} alternating pairs")
+    print(
+        f"median peer {statistics.median(p.seconds for p in peers):.2f}s, "
+        f"median full {statistics.median(f.seconds for f in fulls):.2f}s"
+    )
+    print(f"median ratio full/peer: {statistics.median(ratios):.2f} (goal <= 1.15)")
+    cpu = [f.cpu_seconds / p.cpu_seconds for f, p in zip(fulls, peers, strict=True)]
+    print(f"median CPU-time ratio full/peer: {statistics.median(cpu):.2f} (both cores counted)")
+    print(
+        f"crawl peak RSS: max {max(f.peak_rss_mb for f in fulls):.0f} MB (goal < 200 MB); "
+        f"peer max {max(p.peak_rss_mb for p in peers):.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -14,4 +14,9 @@ class ConfigError(CroviaError):
 
 
 class CrawlRefused(CroviaError):
-    """The crawl must not start: no signing key, or another writer holds the ledger lock."""
+    """The crawl must not start: no signing key, a key other than the ledger's, or another
+    writer holds the ledger lock."""
+
+
+class OutputExists(CroviaError):
+    """A command would write over an existing file and was not given --force."""

@@ -12,11 +12,13 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 
 DEFAULT_SPIDER = "vendor_press"
@@ -48,14 +50,16 @@ class FeedConfig:
 def load_feeds(path: Path | str) -> list[FeedConfig]:
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
-    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, no
-    `[[feeds]]`, an unknown key, a missing or malformed field, a duplicate vendor id or URL.
+    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, a
+    top-level table other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown
+    key, a missing or malformed field, a duplicate vendor id or URL.
     """
     path = Path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the feed list: {exc}") from exc
+    check_top_level(path, document, {"feeds": "[[feeds]]"})
     entries = document.get("feeds")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[feeds]] entries")
@@ -106,12 +110,14 @@ def _entry(path: Path, index: int, raw: Any) -> FeedConfig:
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {sorted(_KEYS)}")
     try:
-        return _build(raw)
+        return feed_from_table(raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _build(raw: dict[str, Any]) -> FeedConfig:
+def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
+    """The FeedConfig of one `[[feeds]]` table whose keys are known. Raises ValueError or
+    TypeError saying which field is wrong (the caller adds the file and entry)."""
     for key in ("vendor", "url"):
         if key not in raw:
             raise ValueError(f"missing required key {key!r}")
@@ -133,6 +139,8 @@ def _build(raw: dict[str, Any]) -> FeedConfig:
 
 
 def _check_url(url: str) -> None:
+    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in url):
+        raise ValueError(f"'url' = {url!r}: spaces and control characters are not allowed")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'url' = {url!r}: an absolute http(s) URL is required")

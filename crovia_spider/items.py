@@ -29,6 +29,12 @@ class FeedEntryItem:
     description_html: str  # the entry's description (or content) as HTML
     arxiv: dict[str, Any] | None = None  # {"id", "version", "announce_type"} for arXiv entries
     content_html: str = ""  # the entry's content (content:encoded, Atom content) as HTML, if any
+    # The fetch the entry came from, signed as object.fetch: final_url, status, body_sha256,
+    # fetched_at, and etag / last_modified when the response sent them (docs/spider.md, 8).
+    fetch: dict[str, Any] = field(default_factory=dict)
+    # The body bytes fetch.body_sha256 names, shared by every item of the feed; kept in the ledger
+    # directory by the issue stage. Left out of repr, so a logged item never dumps a whole feed.
+    body: bytes = field(default=b"", repr=False)
 
     # Filled by the pipelines, in order.
     record: dict[str, Any] = field(default_factory=dict)  # normalize: the 17-field spider_record

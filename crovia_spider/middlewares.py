@@ -1,4 +1,10 @@
-"""Downloader middleware: Scrapy's retries, waiting between attempts.
+"""Downloader middleware: the fetch policy on every hop, and Scrapy's retries, waiting between them.
+
+`FetchPolicyMiddleware` checks every request before it is downloaded, after DNS resolution, against
+the rules of crovia_spider/fetchpolicy.py (docs/spider.md, 9). A redirect (HTTP 3xx, or a meta
+refresh if it is turned on) is a new request that comes through it again, so every hop is checked.
+A name is resolved with the reactor's own resolver, the one the download then connects with: with
+Scrapy's caching resolver (the default) the download reuses the very answer that was checked.
 
 `BackoffRetryMiddleware` replaces Scrapy's RetryMiddleware at the same position and only adds the
 wait: for 429 and 503 the server's `Retry-After` (seconds or an HTTP date), capped at
@@ -11,15 +17,103 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IAddress, IHostResolution, IResolutionReceiver
 from twisted.internet.task import deferLater
+from zope.interface import implementer
+
+from crovia_spider.fetchpolicy import (
+    FetchRefused,
+    Origin,
+    address_refusal,
+    is_configured_origin,
+    is_ip_literal,
+    origin_of,
+    resolved_refusal,
+    scheme_refusal,
+)
 
 RETRY_AFTER_STATUSES = (429, 503)
+
+
+class FetchPolicyMiddleware:
+    """Refuses (FetchRefused) a request or redirect hop the fetch policy forbids (see the module).
+
+    A feed's request and its hops may reach internal addresses only on that feed's own host and
+    port; a request without a feed (robots.txt) only on some configured feed's host and port.
+    """
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> FetchPolicyMiddleware:
+        return cls(crawler)
+
+    async def process_request(self, request: Request) -> None:
+        url = request.url
+        previous = (request.meta.get("redirect_urls") or [None])[-1]
+        try:
+            reason = scheme_refusal(url, previous)
+            if reason is None and not is_configured_origin(url, self._origins(request)):
+                reason = await _address_refusal(url)
+        except ValueError as exc:  # a port out of range, a malformed address
+            reason = f"malformed URL ({exc})"
+        if reason is not None:
+            raise FetchRefused(f"fetch refused: {url}: {reason}")
+
+    def _origins(self, request: Request) -> set[Origin]:
+        feed = request.meta.get("feed")
+        if feed is not None:
+            return {origin_of(feed.url)}
+        return {origin_of(f.url) for f in getattr(self.crawler.spider, "feeds", ())}
+
+
+async def _address_refusal(url: str) -> str | None:
+    """Why `url`'s host, not a configured feed's, must not be reached after resolution."""
+    host = urlsplit(url).hostname or ""
+    if is_ip_literal(host):
+        kind = address_refusal(host)
+        reason = None if kind is None else f"{host} is a {kind} address"
+    else:
+        reason = resolved_refusal(host, await resolve(host))
+    return None if reason is None else f"{reason}, not the configured feed's host and port"
+
+
+async def resolve(host: str) -> list[str]:
+    """Every address the reactor's resolver gives for `host` (empty if it does not resolve)."""
+    # Imported here, like the reactor in BackoffRetryMiddleware: Scrapy installs it first.
+    from twisted.internet import reactor
+
+    receiver = _Addresses()
+    reactor.nameResolver.resolveHostName(receiver, host)
+    return await maybe_deferred_to_future(receiver.done)
+
+
+@implementer(IResolutionReceiver)
+class _Addresses:
+    """Collects a resolution's addresses; `done` fires with them when it completes."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self.done: Deferred[list[str]] = Deferred()
+
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
+        pass
+
+    def addressResolved(self, address: IAddress) -> None:
+        self.found.append(address.host)
+
+    def resolutionComplete(self) -> None:
+        self.done.callback(self.found)
 
 
 class BackoffRetryMiddleware(RetryMiddleware):

@@ -1,23 +1,49 @@
 """OPML subscription lists (what feed readers export) into `[[feeds]]` entries of feeds.toml.
 
-Every `<outline>` with an `xmlUrl` is a feed. The vendor id is made from its title (lower-case,
-`_` for anything else, made unique with `_2`, `_3`...). Feeds whose URL is already configured are
-skipped; entries are appended as text, so the file's comments survive, and the result is validated
-before it replaces the file.
+Every `<outline>` with an `xmlUrl` is a feed. The document is decoded first (byte-order mark,
+UTF-16/32 told by its zero bytes, else the declared encoding, else UTF-8), and only then searched
+for entity declarations, which refuse the whole file: a UTF-16 file cannot hide one. Each outline
+then stands alone: one that would not make a valid entry (a bad URL, a control character in it)
+or whose host is not a public address (crovia_spider/addresses.py; `allow_private` lets those
+in) is skipped with its reason and counted, and the others are imported. Control characters are
+dropped from titles. The vendor id is made from the title (lower-case, `_` for anything else,
+made unique with `_2`, `_3`...). Feeds whose URL is already configured are left alone; entries are
+appended as text, so the file's comments survive, and the result is validated before it replaces
+the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
+import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from crovia_spider.addresses import non_public_reason
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import load_feeds
+from crovia_spider.feeds_config import feed_from_table, load_feeds
+
+_ENTITY = re.compile(r"<!ENTITY", re.I)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DECLARED = re.compile(rb"""<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# The first four bytes of `<?xm` in each wide encoding without a byte-order mark (XML Appendix F).
+_WIDE = {
+    b"\x00\x00\x00<": "utf-32-be",
+    b"<\x00\x00\x00": "utf-32-le",
+    b"\x00<\x00?": "utf-16-be",
+    b"<\x00?\x00": "utf-16-le",
+}
 
 
 @dataclass
@@ -27,24 +53,50 @@ class ImportResult:
     skipped: list[str] = field(default_factory=list)  # "URL: reason"
 
 
+def decode_document(data: bytes) -> str:
+    """The text of an XML document. Raises ConfigError for an unknown or wrong encoding."""
+    codec, start = _encoding(data)
+    try:
+        return codecs.lookup(codec).decode(data[start:])[0]
+    except LookupError:
+        raise ConfigError(f"not an OPML file: unknown encoding {codec!r}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not an OPML file: cannot decode it as {codec}: {exc}") from None
+
+
+def _encoding(data: bytes) -> tuple[str, int]:
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return codec, len(bom)
+    if data[:4] in _WIDE:
+        return _WIDE[data[:4]], 0
+    declared = _DECLARED.match(data)
+    return (declared[1].decode("ascii") if declared else "utf-8"), 0
+
+
 def read_opml(data: bytes) -> list[dict[str, str]]:
-    """The feeds of an OPML document as {"title", "url"}. Raises ConfigError if it is not OPML."""
-    if b"<!ENTITY" in data:  # an OPML file is untrusted input too: no entity declarations
+    """The feeds of an OPML document as {"title", "url"}. Raises ConfigError if it is not OPML or
+    declares entities (an OPML file is untrusted input too)."""
+    text = decode_document(data)
+    if _ENTITY.search(text):
         raise ConfigError("refusing an OPML file that declares DTD entities")
     try:
-        root = ET.fromstring(data)
+        root = ET.fromstring(text)  # text, so expat ignores the declaration's encoding
     except ET.ParseError as exc:
         raise ConfigError(f"not an OPML file: {exc}") from exc
     if root.tag != "opml":
         raise ConfigError(f"not an OPML file: the root element is <{root.tag}>")
     return [
-        {"title": (o.get("title") or o.get("text") or "").strip(), "url": o.get("xmlUrl").strip()}
+        {"title": _CONTROL.sub("", o.get("title") or o.get("text") or "").strip(),
+         "url": o.get("xmlUrl").strip()}
         for o in root.iter("outline")
         if o.get("xmlUrl")
-    ]
+    ]  # fmt: skip
 
 
-def import_opml(opml: Path, feeds_file: Path, *, category: str | None = None) -> ImportResult:
+def import_opml(
+    opml: Path, feeds_file: Path, *, category: str | None = None, allow_private: bool = False
+) -> ImportResult:
     """Append the OPML's new feeds to `feeds_file` (created if missing). Raises ConfigError when the
     OPML is unreadable or the resulting file would not validate (then nothing is written)."""
     try:
@@ -59,18 +111,43 @@ def import_opml(opml: Path, feeds_file: Path, *, category: str | None = None) ->
         url = outline["url"]
         if url in urls:
             result.already_configured.append(url)
-        elif urlsplit(url).scheme not in ("http", "https"):
-            result.skipped.append(f"{url}: not an http(s) URL")
-        else:
-            entry = {"vendor": _unique(_slug(outline["title"] or url), vendors), "url": url}
-            entry |= {"title": outline["title"]} if outline["title"] else {}
-            entry |= {"category": category} if category else {}
-            vendors.add(entry["vendor"])
-            urls.add(url)
-            result.added.append(entry)
+            continue
+        entry = _entry(outline, _unique(_slug(outline["title"] or url), vendors), category)
+        reason = _refusal(entry, allow_private)
+        if reason:
+            result.skipped.append(f"{url}: {reason}")
+            continue
+        vendors.add(entry["vendor"])
+        urls.add(url)
+        result.added.append(entry)
     if result.added:
         _append(feeds_file, result.added)
     return result
+
+
+def _entry(outline: dict[str, str], vendor: str, category: str | None) -> dict[str, str]:
+    entry = {"vendor": vendor, "url": outline["url"]}
+    entry |= {"title": outline["title"]} if outline["title"] else {}
+    return entry | ({"category": category} if category else {})
+
+
+def _refusal(entry: dict[str, str], allow_private: bool) -> str | None:
+    """Why `entry` is not imported, or None: it must read back as a valid `[[feeds]]` table."""
+    try:
+        feed_from_table(tomllib.loads(_table(entry))["feeds"][0])
+    except (TypeError, ValueError) as exc:  # TOMLDecodeError is a ValueError
+        return str(exc)
+    private = None if allow_private else non_public_reason(entry["url"])
+    return f"{private} (--allow-private imports it)" if private else None
+
+
+def _table(entry: dict[str, str]) -> str:
+    return "\n[[feeds]]\n" + "".join(f"{k} = {_toml_string(v)}\n" for k, v in entry.items())
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string is a TOML basic string once DEL, which TOML wants escaped, is escaped.
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _slug(text: str) -> str:
@@ -88,13 +165,10 @@ def _unique(vendor: str, taken: set[str]) -> str:
 
 def _append(feeds_file: Path, entries: list[dict[str, str]]) -> None:
     old = feeds_file.read_text(encoding="utf-8") if feeds_file.exists() else ""
-    tables = "".join(
-        "\n[[feeds]]\n"
-        + "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in e.items())
-        for e in entries
-    )
     tmp = feeds_file.with_name(feeds_file.name + ".import")
-    tmp.write_text(old + "\n# Imported from OPML\n" + tables, encoding="utf-8")
+    tmp.write_text(
+        old + "\n# Imported from OPML\n" + "".join(map(_table, entries)), encoding="utf-8"
+    )
     try:
         load_feeds(tmp)  # the whole result must validate, or the old file stays
     except ConfigError:

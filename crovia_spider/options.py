@@ -3,13 +3,19 @@
 Precedence, highest first: `scrapy crawl -s NAME=value` (or a `crovia` flag), the environment
 variable of the same name, then the default below. Scrapy no longer reads arbitrary `SCRAPY_*`
 variables, so settings.py reads these through `env_default()`; the `crovia` CLI uses the same
-function for its flag defaults. Paths are relative to the working directory (the project root,
-where scrapy.cfg is). README's configuration table is this table.
+function for its flag defaults. README's configuration table is this table.
+
+A relative path in a setting (default, environment or `-s`) is taken from the project root, not
+the working directory, so every command means the same files from any subdirectory:
+`project_root()` finds the folder holding scrapy.cfg as Scrapy does. A path typed as a `crovia`
+flag (`--ledger-dir DIR`) is the user's own and is taken from the working directory, as any
+command's would be.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from crovia_spider import __version__
 
@@ -22,6 +28,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_SIGNING_KEY_FILE": ("data/keys/signing.key", "ed25519 signing key, mode 0600"),
     "CROVIA_SEAL_EVERY": ("1000", "leaves between automatic seals (a crawl also seals at its end)"),
     "CROVIA_LOCK_TIMEOUT": ("60", "seconds a writer waits for the ledger lock before giving up"),
+    "CROVIA_LOG_ORIGIN": (
+        "",
+        "origin line of the log's checkpoints and name of its note key; empty:"
+        " crovia.local/<key_id>",
+    ),
     "CROVIA_ISSUE_BATCH": ("500", "envelopes per ledger append (one fsync per batch)"),
     "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
     "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),
@@ -30,10 +41,22 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "contact URL in the User-Agent: set your own, so site owners can reach you",
     ),
     "CROVIA_USER_AGENT": ("", "full User-Agent; empty: crovia-spider/VERSION (+CONTACT_URL)"),
+    "CROVIA_TSA_URLS": ("", "RFC 3161 TSAs `crovia stamp` asks, comma-separated URLs"),
+    "CROVIA_TSA_ROOTS": (
+        "",
+        "PEM files of trusted TSA roots, comma-separated: chain checked at stamp",
+    ),
+    "CROVIA_OTS_CALENDARS": ("", "OpenTimestamps calendars `crovia stamp` asks, comma-separated"),
+    "CROVIA_STAMP_TIMEOUT": ("20", "seconds one TSA or calendar request may take in all"),
     "CROVIA_SCRAPY_COMMAND": (
         "",
         "command starting scheduled crawls; empty: python -m scrapy",
     ),
+    "CROVIA_PUBLISH_DIR": (
+        "",
+        "where `crovia publish` writes the static log; set: the scheduler publishes after seals",
+    ),
+    "CROVIA_WITNESSES": ("", "comma-separated witness base URLs `crovia publish` asks to cosign"),
 }
 
 
@@ -46,3 +69,42 @@ def env_default(name: str) -> str:
     """Setting `name` from the environment, else its default. Raises KeyError if unknown."""
     default, _ = OPTIONS[name]
     return os.environ.get(name, default)
+
+
+# Which settings are paths (taken from the project root when relative).
+PATH_OPTIONS = frozenset(
+    {
+        "CROVIA_FEEDS_FILE",
+        "CROVIA_CLASSIFY_FILE",
+        "CROVIA_SCHEDULE_FILE",
+        "CROVIA_LEDGER_DIR",
+        "CROVIA_SIGNING_KEY_FILE",
+    }
+)
+# The checkout this package was installed from (an editable install); used outside any project.
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above `start` (default: the working directory) holding
+    scrapy.cfg, as Scrapy finds its project; else the checkout this package runs from, if it
+    has one; else `start` itself. Never raises.
+    """
+    start = (start or Path.cwd()).absolute()
+    for directory in (start, *start.parents):
+        if (directory / "scrapy.cfg").is_file():
+            return directory
+    return _PACKAGE_ROOT if (_PACKAGE_ROOT / "scrapy.cfg").is_file() else start
+
+
+def resolve_path(value: str | os.PathLike[str]) -> Path:
+    """`value` as an absolute path: a relative one is taken from the project root."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
+def path_default(name: str) -> Path:
+    """Path setting `name` from the environment or its default, resolved by `resolve_path`."""
+    if name not in PATH_OPTIONS:
+        raise KeyError(f"{name} is not a path setting")
+    return resolve_path(env_default(name))

@@ -1,12 +1,13 @@
 """Scrapy settings of crovia-spider: only what differs from Scrapy's defaults, each with its reason.
 
 Project settings are `CROVIA_*` (crovia_spider/options.py lists them): `-s NAME=value` beats the
-environment, which beats the default. Paths are relative to the project root.
+environment, which beats the default. Relative paths are taken from the project root (the folder
+with scrapy.cfg), whichever directory the crawl starts in.
 """
 
 import os
 
-from crovia_spider.options import env_default, user_agent
+from crovia_spider.options import env_default, path_default, user_agent
 
 BOT_NAME = "crovia_spider"
 SPIDER_MODULES = ["crovia_spider.spiders"]
@@ -16,12 +17,13 @@ SPIDER_LOADER_CLASS = "crovia_spider.spiderloader.FeedsSpiderLoader"
 # `scrapy genspider -t feed NAME URL` writes a FeedSpider subclass from this project's template.
 TEMPLATES_DIR = os.path.join(os.path.dirname(__file__), "templates")
 
-CROVIA_FEEDS_FILE = env_default("CROVIA_FEEDS_FILE")
-CROVIA_CLASSIFY_FILE = env_default("CROVIA_CLASSIFY_FILE")
-CROVIA_LEDGER_DIR = env_default("CROVIA_LEDGER_DIR")
-CROVIA_SIGNING_KEY_FILE = env_default("CROVIA_SIGNING_KEY_FILE")
+CROVIA_FEEDS_FILE = str(path_default("CROVIA_FEEDS_FILE"))
+CROVIA_CLASSIFY_FILE = str(path_default("CROVIA_CLASSIFY_FILE"))
+CROVIA_LEDGER_DIR = str(path_default("CROVIA_LEDGER_DIR"))
+CROVIA_SIGNING_KEY_FILE = str(path_default("CROVIA_SIGNING_KEY_FILE"))
 CROVIA_SEAL_EVERY = env_default("CROVIA_SEAL_EVERY")
 CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
+CROVIA_LOG_ORIGIN = env_default("CROVIA_LOG_ORIGIN")
 # Envelopes handed to the ledger per issue() call: one fsync per batch.
 CROVIA_ISSUE_BATCH = env_default("CROVIA_ISSUE_BATCH")
 # 1: feedparser runs in a worker process, on the second core (crovia_spider/parsepool.py).
@@ -59,10 +61,17 @@ RETRY_EXCEPTIONS = [
 ]
 RETRY_AFTER_MAX = 120.0
 RETRY_BACKOFF_BASE = 2.0
+# The fetch policy (docs/spider.md, 9) sees every request before it is downloaded: before
+# RobotsTxtMiddleware (100), so a refused hop does not even have its robots.txt fetched. A redirect
+# RedirectMiddleware (600) returns is scheduled as a new request and comes through it again.
 DOWNLOADER_MIDDLEWARES = {
+    "crovia_spider.middlewares.FetchPolicyMiddleware": 75,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.middlewares.BackoffRetryMiddleware": 550,
 }
+# A feed is XML; an HTML page that refreshes to somewhere else is not a feed, and following it would
+# let a page decide what the feed's URL serves. Its hop would be checked anyway if this were on.
+METAREFRESH_ENABLED = False
 
 # Conditional GET is done by the spider from validators stored once items are durable
 # (crovia_spider/feed_state.py), so Scrapy's HTTP cache stays off (its default).

@@ -10,14 +10,32 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import scrapy
+from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy.spiderloader import SpiderLoader
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds_config import load_feeds
+from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
 
 logger = logging.getLogger(__name__)
+
+
+class UnknownSpider(UsageError, KeyError):
+    """No spider of that name. A UsageError, so `scrapy crawl NAME` prints one line and exits 2
+    instead of a traceback; a KeyError, as Scrapy's loader interface promises."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(
+            f"unknown spider {name!r}; spiders of this project: {', '.join(known) or 'none'}"
+            " (`scrapy list`)",
+            print_help=False,
+        )
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 class FeedsSpiderLoader(SpiderLoader):
@@ -25,7 +43,7 @@ class FeedsSpiderLoader(SpiderLoader):
 
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
-        for name in self._config_spider_names(settings["CROVIA_FEEDS_FILE"]):
+        for name in self._config_spider_names(resolve_path(settings["CROVIA_FEEDS_FILE"])):
             if name not in self._spiders:
                 self._spiders[name] = type(
                     f"{name.title().replace('_', '')}Spider",
@@ -33,10 +51,17 @@ class FeedsSpiderLoader(SpiderLoader):
                     {"name": name, "__module__": __name__},
                 )
 
+    def load(self, spider_name: str) -> type[scrapy.Spider]:
+        """The spider class named `spider_name`. Raises UnknownSpider listing every spider."""
+        try:
+            return super().load(spider_name)
+        except KeyError:
+            raise UnknownSpider(spider_name, sorted(self.list())) from None
+
     @staticmethod
-    def _config_spider_names(path: str) -> list[str]:
+    def _config_spider_names(path: Path) -> list[str]:
         # A broken feed list must not break `scrapy list`; the crawl itself reports the error.
-        if not Path(path).exists():
+        if not path.exists():
             return []
         try:
             return sorted({feed.spider for feed in load_feeds(path)})

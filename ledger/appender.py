@@ -21,6 +21,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import DuplicateAxiom
 from ledger.index import LeafRow, LedgerIndex, row_for
 from ledger.signer import BatchSigner, Signed
+from ledger.tlog.tiles import check_entry_size
 from ledger.tree import FileNodeStore
 
 
@@ -50,15 +51,33 @@ class BatchAppender:
         os.close(self._fd)
 
     def append(self, envelopes: Sequence[Mapping[str, Any]], start: int) -> list[Signed]:
-        """Sign `envelopes` as leaves `start`...; return once their lines are durable and indexed.
+        """`prepare` then `write` in one go; returns the signed leaves."""
+        signed = self.prepare(envelopes, start)
+        self.write(signed, start)
+        return signed
 
-        Raises CanonicalizationError or DuplicateAxiom (nothing written), or the OSError of a
-        failed write (the file is cut back and nothing staged is kept).
+    def prepare(self, envelopes: Sequence[Mapping[str, Any]], start: int) -> list[Signed]:
+        """Sign `envelopes` as leaves `start`... and check them; nothing is written.
+
+        Raises CanonicalizationError, DuplicateAxiom for an id already in the ledger or twice in
+        the batch, or EntryTooLarge for a line no entry bundle of the published log can hold. The
+        caller may then `write` the result in consecutive parts.
         """
         signed = self._signer.sign(envelopes, start)
+        for leaf_index, (_full, line, _digest) in enumerate(signed, start):
+            # every line must fit the published log's entry bundles (docs/ledger.md, "Tiles")
+            check_entry_size(memoryview(line)[:-1], leaf_index)
+        if signed:
+            _refuse_duplicates(self._index, [full["axiom_id"] for full, _line, _digest in signed])
+        return signed
+
+    def write(self, signed: list[Signed], start: int) -> None:
+        """Append prepared leaves (the first is leaf `start`); return once durable and indexed.
+
+        Raises the OSError of a failed write (the file is cut back and nothing staged is kept).
+        """
         if not signed:
-            return []
-        _refuse_duplicates(self._index, [full["axiom_id"] for full, _line, _digest in signed])
+            return
         rows = self._rows(signed, start)
         lines = [line for _full, line, _digest in signed]
         written = self._pool.submit(jsonl.append_durably, self._fd, lines)
@@ -69,7 +88,6 @@ class BatchAppender:
             self.broken = exc  # the lines may be durable while the views are not
             raise
         self._commit_when_durable(written)
-        return signed
 
     def _rows(self, signed: list[Signed], start: int) -> list[LeafRow]:
         offset, rows = os.fstat(self._fd).st_size, []

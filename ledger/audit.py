@@ -1,63 +1,56 @@
-"""`crovia audit`: re-check a whole ledger directory in one streaming pass.
+"""`crovia audit`: show a whole ledger directory is whole, in one streaming pass.
 
-Every line: canonical form, axiom_id, ed25519 signature, leaf hash (folded into an in-memory
-frontier of O(log n) nodes); every seal: signature, key and the Merkle root at its leaf_count.
-Batches of lines are checked on a thread pool: PyNaCl releases the GIL while verifying, so both
-cores work. Only a bounded number of batches is in flight, so memory stays constant whatever the
-ledger's size.
+Per line (ledger/audit_leaves.py, on a thread pool): canonical form, the envelope's shape, its
+axiom_id, and its signature under the key of its era (ledger/audit_keys.py), plus any extra
+per-leaf check plugged in. Across lines, here: the anchor height is the line number, no axiom_id
+repeats, index.sqlite agrees row for row (ledger/audit_index.py), and every seal's signature, key
+and Merkle root hold at its leaf_count (an O(log n) frontier). Leaves after the last seal are
+reported and must verify under the ledger's key like the rest. The seal chain, the seals' RFC
+6962 roots and the stored checkpoints are checked too (ledger/tlog_audit.py). Memory stays
+bounded: batches in flight, the frontier, and 32 bytes per leaf to find a replayed axiom_id.
+docs/ledger.md, "Audit".
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import nacl.exceptions
-import nacl.signing
-import orjson
-
-from ledger import jsonl, merkle
-from ledger.canonical import check_signable, encode_checked
-from ledger.envelope import axiom_id_of
-from ledger.exceptions import (
-    AxiomIdMismatch,
-    CanonicalizationError,
-    LedgerNotFound,
-    LineInvalid,
-    RootMismatch,
-    SealInvalid,
-    SealSignatureInvalid,
-    UntrustedKey,
-    VerificationError,
-)
+from ledger import jsonl, lock, merkle
+from ledger.audit_index import IndexChecker
+from ledger.audit_keys import AuditKeys, audit_keys
+from ledger.audit_leaves import LeafCheck, LeafFacts, checked_lines, find_first
+from ledger.audit_seals import SealChecker, parse_seals
+from ledger.bodies import CitedBodies
+from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
 from ledger.keys import parse_pin
-from ledger.reader import LEDGER_FILE, SEALS_FILE
-from ledger.receipt import SECTION_KEYS
+from ledger.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, SEALS_FILE
+from ledger.tlog_audit import check_checkpoints
 from ledger.tree import MemoryFrontier
-from ledger.verify import check_envelope_signature, check_seal_signature
 
-BATCH_LINES = 256
+__all__ = ["AuditReport", "audit", "parse_seals"]
 
 
 @dataclass(frozen=True)
 class AuditReport:
-    """What a passing audit covered."""
+    """What a passing audit checked, with counts."""
 
     leaves: int
+    signatures_verified: int
     seals: int
+    checkpoints: int
+    unsealed_leaves: int
     public_key_hex: str | None
+    key_ids: list[str]
+    key_rotations: int
     key_pinned: bool
+    index_rows_checked: int
+    index_rows_pending: int
     seconds: float
     torn_tail: bool
-
-    @property
-    def signatures_checked(self) -> bool:
-        return self.public_key_hex is not None
 
 
 def audit(
@@ -66,16 +59,17 @@ def audit(
     pubkey_hex: str | None = None,
     workers: int = 2,
     progress: Callable[[int], None] | None = None,
+    extra_checks: Sequence[LeafCheck] = (),
 ) -> AuditReport:
-    """Check every leaf and seal of the ledger at `directory`; return a report or raise.
+    """Check every leaf, seal and index row of the ledger at `directory`; return a report or raise.
 
-    The envelope key is `pubkey_hex` if given (then every seal must carry it too, else
-    UntrustedKey), else the first seal's key; with neither, signatures cannot be checked and the
-    report's `public_key_hex` is None. Without `pubkey_hex` (`key_pinned` False) a pass shows the
-    ledger is consistent under whatever key its first seal names, not who signed it: a ledger
-    re-signed wholesale under another key passes too. Raises InvalidPublicKey for a malformed
-    `pubkey_hex`. Raises the VerificationError of the first bad leaf or seal,
-    its message naming the leaf index or seal number; LedgerNotFound when there is no ledger file.
+    The envelopes' key is `pubkey_hex` if given (then every seal must carry it too, else
+    UntrustedKey), else the first seal's key: without `pubkey_hex` (`key_pinned` False) a pass
+    shows the ledger is consistent under the key its first seal names, not who signed it. With
+    neither a seal nor `pubkey_hex`, nothing could be checked: NoAuditKey. `extra_checks` run on
+    every envelope with its leaf index. Raises InvalidPublicKey for a malformed `pubkey_hex`,
+    LedgerNotFound when there is no ledger file, and the VerificationError of the first failure,
+    its message naming the leaf index or seals.jsonl line.
     """
     pubkey_hex = parse_pin(pubkey_hex, None)[0]
     directory = Path(directory)
@@ -84,173 +78,87 @@ def audit(
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
     seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
-    key_hex = _audit_key(pubkey_hex, seals)
-    checker = _SealChecker(seals, key_hex)
-    frontier, leaves = MemoryFrontier(), 0
-    verify_key = nacl.signing.VerifyKey(bytes.fromhex(key_hex)) if key_hex else None
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for digests in _checked_batches(pool, ledger_file, verify_key, workers):
-            for digest in digests:
-                merkle.append_leaf(frontier, leaves, digest)
-                leaves += 1
-                checker.at(leaves, frontier)
-            if progress is not None:
-                progress(leaves)
-    checker.finish(leaves)
-    torn = ledger_file.stat().st_size != jsonl.complete_size(ledger_file)
-    return AuditReport(
-        leaves, len(seals), key_hex, pubkey_hex is not None, time.monotonic() - started, torn
-    )
-
-
-def check_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey | None) -> bytes:
-    """Check one ledger line; return its leaf hash. Raises the VerificationError naming the leaf."""
+    keys = audit_keys(directory, pubkey_hex, seals, has_leaves=jsonl.complete_size(ledger_file) > 0)
+    index = IndexChecker(directory / INDEX_FILE)
     try:
-        envelope = orjson.loads(line)
-        check_signable(envelope)
-        canonical = encode_checked(envelope)
-    except (orjson.JSONDecodeError, CanonicalizationError) as exc:
-        raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
-    if canonical != line or type(envelope) is not dict:
-        raise LineInvalid(f"leaf {leaf_index}: line is not in canonical form")
-    computed = axiom_id_of(envelope)
-    if envelope.get("axiom_id") != computed:
-        raise AxiomIdMismatch(
-            f"leaf {leaf_index}: axiom_id", expected=envelope.get("axiom_id"), computed=computed
+        run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            checks = [CitedBodies(directory), *extra_checks]
+            for batch in checked_lines(pool, ledger_file, keys, checks, workers):
+                run.add(batch)
+                if progress is not None:
+                    progress(run.leaves)
+        run.seals.finish(run.leaves)
+        checkpoints = check_checkpoints(directory, [seal for _number, seal in seals])
+        pending = index.finish(
+            run.leaves,
+            ledger_grew=jsonl.complete_size(ledger_file) > run.end,
+            writer_active=lock.held(directory / LOCK_FILE),
         )
-    if key is not None:
-        _check_signature(envelope, leaf_index, key)
-    return merkle.leaf_hash(line)
+    finally:
+        index.close()
+    return _report(run, keys, (len(seals), checkpoints, pending), time.monotonic() - started)
 
 
-def _check_signature(
-    envelope: dict[str, Any], leaf_index: int, key: nacl.signing.VerifyKey
-) -> None:
-    _located(f"leaf {leaf_index}", lambda: check_envelope_signature(envelope, key))
+class _Pass:
+    """The whole-ledger checks, fed the leaves' facts in order."""
 
+    def __init__(
+        self, ledger_file: Path, keys: AuditKeys, seals: SealChecker, index: IndexChecker
+    ) -> None:
+        self.ledger_file, self.keys, self.seals, self.index = ledger_file, keys, seals, index
+        self.frontier = MemoryFrontier()
+        self.leaves = 0
+        self.end = 0  # bytes of the ledger file audited
+        self._seen: set[bytes] = set()
 
-def _located(where: str, check: Callable[[], object]) -> None:
-    """Run one of the verifier's checks; on failure, the same error prefixed with `where`."""
-    try:
-        check()
-    except VerificationError as exc:
-        raise type(exc)(
-            f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
-        ) from None
-
-
-def _checked_batches(
-    pool: ThreadPoolExecutor, ledger_file: Path, key: nacl.signing.VerifyKey | None, workers: int
-) -> Iterator[list[bytes]]:
-    """Leaf hashes batch by batch, in ledger order, with at most 2 * workers batches in flight."""
-    in_flight: deque[Future[list[bytes]]] = deque()
-    for start, lines in _batches(ledger_file):
-        in_flight.append(pool.submit(_check_batch, lines, start, key))
-        if len(in_flight) >= 2 * workers:
-            yield in_flight.popleft().result()
-    while in_flight:
-        yield in_flight.popleft().result()
-
-
-def _check_batch(lines: list[bytes], start: int, key: nacl.signing.VerifyKey | None) -> list[bytes]:
-    return [check_line(line, start + i, key) for i, line in enumerate(lines)]
-
-
-def _batches(ledger_file: Path) -> Iterator[tuple[int, list[bytes]]]:
-    batch: list[bytes] = []
-    start = 0
-    for _offset, line in jsonl.iter_lines(ledger_file):
-        batch.append(line)
-        if len(batch) == BATCH_LINES:
-            yield start, batch
-            start, batch = start + len(batch), []
-    if batch:
-        yield start, batch
-
-
-class _SealChecker:
-    """Checks each seal when the leaf stream reaches its leaf_count."""
-
-    def __init__(self, seals: list[tuple[int, dict[str, Any]]], key_hex: str | None) -> None:
-        self._seals = deque(seals)
-        self._key_hex = key_hex
-        self._previous_count = 0
-        for number, seal in seals:  # before any leaf: a wrong key would fail them all
-            self._check_key(number, seal)
-
-    def at(self, leaf_count: int, frontier: MemoryFrontier) -> None:
-        while self._seals and self._seals[0][1]["leaf_count"] == leaf_count:
-            number, seal = self._seals.popleft()
-            self._check(number, seal)
-            computed = merkle.root(leaf_count, frontier).hex()
-            if seal["merkle_root"] != computed:
-                raise RootMismatch(
-                    f"seals.jsonl line {number} (leaf_count {leaf_count}): merkle_root",
-                    expected=seal["merkle_root"],
-                    computed=computed,
+    def add(self, batch: list[LeafFacts]) -> None:
+        for facts in batch:
+            leaf = self.leaves
+            self._unique(facts.axiom_digest, leaf)
+            if facts.height != leaf:
+                raise AnchorMismatch(
+                    f"leaf {leaf}: envelope.anchors[0].height is the line number",
+                    expected=leaf,
+                    computed=facts.height,
                 )
+            self.index.check(leaf, facts.index_row)
+            merkle.append_leaf(self.frontier, leaf, facts.leaf_hash)
+            self.leaves += 1
+            self.end = facts.end
+            self.seals.at(self.leaves, self.frontier)
 
-    def finish(self, leaf_count: int) -> None:
-        if self._seals:
-            number, seal = self._seals[0]
-            raise SealInvalid(
-                f"seals.jsonl line {number} covers leaf_count {seal['leaf_count']}, not a"
-                f" count the ledger passed through in order (it has {leaf_count} leaves)"
-            )
-
-    def _check(self, number: int, seal: dict[str, Any]) -> None:
-        count = seal["leaf_count"]
-        if count <= self._previous_count:
-            raise SealInvalid(f"seals.jsonl line {number}: leaf_count {count!r} does not grow")
-        self._previous_count = count
-        public = seal["public_key_hex"]
-        try:
-            key = nacl.signing.VerifyKey(bytes.fromhex(public))
-        except ValueError:
-            raise SealSignatureInvalid(
-                f"seals.jsonl line {number}: public_key_hex is not an ed25519 key",
-                computed=public,
-            ) from None
-        _located(f"seals.jsonl line {number}", lambda: check_seal_signature(seal, key))
-
-    def _check_key(self, number: int, seal: dict[str, Any]) -> None:
-        public = seal["public_key_hex"]
-        if public != self._key_hex:
-            raise UntrustedKey(
-                f"seals.jsonl line {number}: signed by another key",
-                expected=self._key_hex,
-                computed=public,
-            )
+    def _unique(self, digest: bytes, leaf: int) -> None:
+        if digest not in self._seen:
+            self._seen.add(digest)
+            return
+        axiom_id = "axm_" + digest.hex()
+        first = find_first(self.ledger_file, axiom_id, leaf)
+        raise DuplicateLeaf(
+            f"leaf {leaf} repeats the axiom_id of leaf {first} (a replayed line)",
+            expected=f"one leaf with {axiom_id}",
+            computed=[first, leaf],
+        )
 
 
-def _audit_key(pubkey_hex: str | None, seals: list[tuple[int, dict[str, Any]]]) -> str | None:
-    """The key the envelopes must verify under: the pinned one, else the first seal's."""
-    if pubkey_hex is None:
-        return seals[0][1]["public_key_hex"] if seals else None
-    return pubkey_hex
-
-
-def parse_seals(seal_lines: list[tuple[int, bytes]]) -> list[tuple[int, dict[str, Any]]]:
-    """(line number from 1, seal) for each line; SealInvalid for one that is not a seal object."""
-    seals = []
-    for number, (_offset, line) in enumerate(seal_lines, start=1):
-        try:
-            seal = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise SealInvalid(f"seals.jsonl line {number} is not JSON") from None
-        if not isinstance(seal, dict) or set(seal) != SECTION_KEYS["seal"]:
-            raise SealInvalid(f"seals.jsonl line {number} does not have a seal's fields")
-        for name, kind in _SEAL_TYPES.items():
-            if type(seal[name]) is not kind:
-                raise SealInvalid(f"seals.jsonl line {number}: {name} is not {kind.__name__}")
-        seals.append((number, seal))
-    return seals
-
-
-_SEAL_TYPES = {
-    "leaf_count": int,
-    "merkle_root": str,
-    "public_key_hex": str,
-    "key_id": str,
-    "signature": str,
-}
+def _report(
+    run: _Pass, keys: AuditKeys, counts: tuple[int, int, int], seconds: float
+) -> AuditReport:
+    seals, checkpoints, pending = counts
+    sealed = run.seals.last_count
+    torn = run.ledger_file.stat().st_size != jsonl.complete_size(run.ledger_file)
+    return AuditReport(
+        leaves=run.leaves,
+        signatures_verified=run.leaves,
+        seals=seals,
+        checkpoints=checkpoints,
+        unsealed_leaves=run.leaves - sealed,
+        public_key_hex=keys.eras[-1].public_key_hex if keys.eras else None,
+        key_ids=keys.key_ids,
+        key_rotations=keys.rotations,
+        key_pinned=keys.pinned,
+        index_rows_checked=run.index.checked,
+        index_rows_pending=pending,
+        seconds=seconds,
+        torn_tail=torn,
+    )

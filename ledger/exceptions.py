@@ -62,8 +62,32 @@ class DuplicateAxiom(LedgerError):
     """An envelope with this axiom_id is already in the ledger (or twice in one batch)."""
 
 
+class WrongSigningKey(LedgerError):
+    """A writer offered a key other than the ledger's current key (one key per ledger)."""
+
+
+class RotationRefused(LedgerError):
+    """A key rotation cannot be made (the new key is one the ledger already had)."""
+
+
 class IndexCorrupt(LedgerError):
     """The derived index disagrees with the JSONL ledger; `crovia reindex` rebuilds it."""
+
+
+class EntryTooLarge(LedgerError):
+    """A ledger line is longer than a tlog-tiles entry bundle can hold (65,535 bytes)."""
+
+
+class NotPublished(LedgerError):
+    """A published log has no object at that path (a 404, or no such file)."""
+
+
+class SourceUnavailable(LedgerError):
+    """A published log cannot be read: the network, the server or the disk failed."""
+
+
+class PublishConflict(LedgerError):
+    """The publish directory holds another history than the ledger (refused without --full)."""
 
 
 # -- failed checks ---------------------------------------------------------------------------------
@@ -87,6 +111,13 @@ class VerificationError(LedgerError):
         if self.expected is not None or self.computed is not None:
             text += f" (expected {self.expected!r}, computed {self.computed!r})"
         return text
+
+
+class ReceiptBytesInvalid(VerificationError):
+    """The receipt's bytes are not exactly canonical_json of what they parse to (a duplicate key, a
+    BOM, another encoding, an escape or whitespace canonical JSON would not use, ...)."""
+
+    check = "canonical_bytes"
 
 
 class ReceiptMalformed(VerificationError):
@@ -155,6 +186,13 @@ class KeyIdMismatch(VerificationError):
     check = "key_id"
 
 
+class EnvelopeMalformed(VerificationError):
+    """An envelope lacks the AX.OBS shape: its exact key set, schema, axiom_type, anchors, or the
+    fields a verifier reports."""
+
+    check = "envelope_shape"
+
+
 class TrustRootMismatch(VerificationError):
     """The receipt's trust_root names a different key from the one that signed the seal."""
 
@@ -177,3 +215,90 @@ class SealInvalid(VerificationError):
     """A seal line in seals.jsonl is malformed or out of order (found by `crovia audit`)."""
 
     check = "seal"
+
+
+class NoAuditKey(VerificationError):
+    """`crovia audit` has no key to check the leaves' signatures against (no seal, no --pubkey)."""
+
+    check = "audit_key"
+
+
+class DuplicateLeaf(VerificationError):
+    """Two leaves carry the same axiom_id: a replayed line (found by `crovia audit`)."""
+
+    check = "duplicate_axiom"
+
+
+class IndexMismatch(VerificationError):
+    """index.sqlite is missing, unreadable, or a row disagrees with the JSONL (`crovia audit`)."""
+
+    check = "index"
+
+
+class TileMalformed(VerificationError):
+    """A published tile or entry bundle has the wrong size, or disagrees with what it hashes to."""
+
+    check = "tile"
+
+
+class LogRolledBack(VerificationError):
+    """A published log shows a smaller tree than one seen (and verified) before."""
+
+    check = "rollback"
+
+
+class LogForked(VerificationError):
+    """A published log's tree does not extend the one seen before: a fork or a rewritten past."""
+
+    check = "fork"
+
+
+class EntryInvalid(VerificationError):
+    """A published entry is not an envelope of this ledger's shape and schema at its index."""
+
+    check = "entry"
+
+
+class QuorumNotMet(VerificationError):
+    """Fewer valid witness cosignatures on a checkpoint than the quorum asked for."""
+
+    check = "witness_quorum"
+
+
+class RotationInvalid(VerificationError):
+    """A key rotation record is malformed, badly signed, or does not chain (docs/ledger.md)."""
+
+    check = "key_rotation"
+
+
+# -- timestamps (ledger/stamps/) -------------------------------------------------------------------
+
+
+class StampTransportError(LedgerError):
+    """A TSA or calendar could not be reached or answered with an HTTP error (`status`, if any).
+
+    A stamping run records it and goes on; the next run asks again.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Rfc3161Invalid(VerificationError):
+    """An RFC 3161 reply or token fails a check (imprint, nonce, CMS signature, ESS, EKU, chain)."""
+
+    check = "rfc3161"
+
+
+class OtsInvalid(VerificationError):
+    """An OpenTimestamps proof is malformed, for other data, or disagrees with what it claims."""
+
+    check = "opentimestamps"
+
+
+class BodyMismatch(VerificationError):
+    """A kept fetch body an envelope cites is missing, unreadable, or not the bytes its
+    `object.fetch.body_sha256` names (found by `crovia audit` and `crovia body`)."""
+
+    check = "fetch_body"

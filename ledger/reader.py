@@ -5,7 +5,8 @@ lock, recovery, issue, seal). A reader never writes: it reads the index and node
 keeps and looks again for new leaves and seals each time it is asked.
 
 Layout (docs/ledger.md): axiom_ledger.jsonl (line n = leaf n), seals.jsonl, runs.jsonl,
-index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/.
+rotations.jsonl, index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/, bodies/
+(ledger/bodies.py).
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from ledger import jsonl, merkle
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
 from ledger.index import IndexEntry, LedgerIndex
 from ledger.receipt import build_receipt
+from ledger.stamps.anchor import attach_stamps
+from ledger.tlog import rfc6962
 from ledger.tree import FileNodeStore
 
 LEDGER_FILE = "axiom_ledger.jsonl"
 SEALS_FILE = "seals.jsonl"
 RUNS_FILE = "runs.jsonl"
+ROTATIONS_FILE = "rotations.jsonl"
 INDEX_FILE = "index.sqlite"
 TREE_DIR = "tree"
 LOCK_FILE = "ledger.lock"
@@ -39,6 +43,7 @@ class LedgerReader:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.jsonl_path = directory / LEDGER_FILE
+        self._rotations = directory / ROTATIONS_FILE
         self._lock_fd: int | None = None
         self._index: LedgerIndex | None = None
         self._nodes: FileNodeStore | None = None
@@ -80,6 +85,14 @@ class LedgerReader:
             raise UnknownAxiom(f"no leaf {leaf_index} (the ledger has {self._leaf_count})")
         return orjson.loads(self._read_line(row.offset, row.length))
 
+    def envelope_of(self, axiom_id: str) -> dict[str, Any]:
+        """The full envelope with this axiom_id. Raises UnknownAxiom when there is none."""
+        self._refresh()
+        row = self._index.by_axiom(axiom_id)
+        if row is None or row.leaf_index >= self._leaf_count:
+            raise UnknownAxiom(f"{axiom_id} is not in the ledger at {self.directory}")
+        return orjson.loads(self._read_line(row.offset, row.length))
+
     def last_seal(self) -> dict[str, Any] | None:
         """The newest seal, or None."""
         return self._last_seal
@@ -95,7 +108,8 @@ class LedgerReader:
             yield orjson.loads(line)
 
     def receipt(self, axiom_id: str) -> dict[str, Any]:
-        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it.
+        """The crovia.axiom_proof.v1 receipt binding `axiom_id` to the newest seal covering it,
+        with the stamps kept for that seal (ledger/stamps/anchor.py).
 
         Raises UnknownAxiom when no leaf has that id, NotSealed when no seal covers it yet.
         """
@@ -122,14 +136,26 @@ class LedgerReader:
             raise IndexCorrupt(f"leaf {leaf_index} is not under a seal of {seal['leaf_count']}")
         line = self._read_line(row.offset, row.length)
         path = self._tree(merkle.inclusion_path, leaf_index, seal["leaf_count"])
-        return build_receipt(
+        receipt = build_receipt(
             envelope=orjson.loads(line),
             leaf_index=leaf_index,
             leaf_hash=merkle.leaf_hash(line),
-            ledger_path=str(self.jsonl_path),
+            ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             path=path,
             seal=seal,
+            key_rotations=self._rotations_to(seal["public_key_hex"]),
         )
+        return attach_stamps(receipt, self.directory)  # what exists of the seal's stamps
+
+    def rotations(self) -> list[dict[str, Any]]:
+        """Every key rotation record, oldest first (a torn last line is skipped)."""
+        return [orjson.loads(line) for _offset, line in jsonl.iter_lines(self._rotations)]
+
+    def _rotations_to(self, public_key_hex: str) -> list[dict[str, Any]]:
+        """The rotation records from the ledger's first key to `public_key_hex` (none if none)."""
+        records = self.rotations()
+        keys = [r["new_public_key_hex"] for r in records]
+        return records[: keys.index(public_key_hex) + 1] if public_key_hex in keys else []
 
     def merkle_root(self, leaf_count: int | None = None) -> bytes:
         """The root over the first `leaf_count` leaves (default all). Raises EmptyLedger for 0."""
@@ -137,6 +163,21 @@ class LedgerReader:
         if leaf_count < 1:
             raise EmptyLedger("the ledger has no leaves")
         return self._tree(merkle.root, leaf_count)
+
+    def rfc6962_root(self, size: int | None = None) -> bytes:
+        """The RFC 6962 root of the first `size` leaves (default all; the empty tree's for 0)."""
+        return self._tree(rfc6962.root_at, self._leaf_count if size is None else size)
+
+    def rfc6962_inclusion(self, leaf_index: int, size: int) -> list[bytes]:
+        """The RFC 9162 inclusion proof of a leaf in the tree of `size` leaves (ValueError if
+        none)."""
+        return self._tree(rfc6962.inclusion_proof, leaf_index, size)
+
+    def rfc6962_consistency(self, old_size: int, new_size: int) -> list[bytes]:
+        """The RFC 9162 consistency proof between two sizes, 0 < old_size <= new_size <= leaves."""
+        if new_size > self.leaf_count:
+            raise ValueError(f"the ledger has {self._leaf_count} leaves, not {new_size}")
+        return self._tree(rfc6962.consistency_proof, old_size, new_size)
 
     def stats(self) -> dict[str, Any]:
         """Leaves, seals, the last seal, per-vendor leaf counts and runs."""

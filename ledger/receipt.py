@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ledger.seal import SEED_SEAL_KEYS
+
 RECEIPT_SCHEMA = "crovia.axiom_proof.v1"
 CANONICALIZATION = {
     "envelope_id": "axm_ + sha256(envelope minus {signature, axiom_id, anchors})",
@@ -35,27 +37,7 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "bitcoin_anchor": frozenset(BITCOIN_ANCHOR_NONE),
     "ledger": frozenset({"leaf_hash", "leaf_index", "ledger_path"}),
     "merkle_proof": frozenset({*MERKLE_PROOF_PARAMS, "path"}),
-    "seal": frozenset(
-        {
-            "first_collector_run_id",
-            "first_receipt_hash",
-            "jsonl_path",
-            "key_id",
-            "last_collector_run_id",
-            "last_receipt_hash",
-            "leaf_count",
-            "merkle_root",
-            "public_key_hex",
-            "run_id",
-            "schema",
-            "seal_family_version",
-            "seal_kind",
-            "sealed_at",
-            "sig_algorithm",
-            "signature",
-            "signer_version",
-        }
-    ),
+    "seal": SEED_SEAL_KEYS,  # or SEED_SEAL_KEYS | SEAL_EXTENSION_KEYS (ledger/seal.py)
     "trust_root": frozenset({"key_id", "public_key_hex", "signature_algorithm", "url"}),
     "verifier": frozenset({"spec", "url"}),
 }
@@ -71,10 +53,15 @@ def build_receipt(
     ledger_path: str,
     path: Sequence[tuple[bytes, str]],
     seal: dict[str, Any],
+    key_rotations: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The receipt dict (canonical when encoded with canonical_json)."""
+    """The receipt dict (canonical when encoded with canonical_json). `key_rotations`, the records
+    from the ledger's first key to the seal's (ledger/rotation.py), is added only when not empty,
+    so a receipt of a ledger never rotated has exactly the reference receipt's keys."""
     axiom_id = envelope["axiom_id"]
+    rotations = {"key_rotations": list(key_rotations)} if key_rotations else {}
     return {
+        **rotations,
         "_canonicalization": dict(CANONICALIZATION),
         "axiom_id": axiom_id,
         "bitcoin_anchor": dict(BITCOIN_ANCHOR_NONE),

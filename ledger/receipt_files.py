@@ -1,62 +1,56 @@
 """Published receipts: `<DIR>/receipts/<axiom_id>.json` for every sealed leaf, written once.
 
-Each leaf's receipt binds it to the FIRST seal that covers it, so a published receipt never
-changes: publishing is incremental (only the leaves sealed since the last run) and a static server,
-an object store or a CDN can cache every file forever. Newer seals are linked to older ones by the
-log's consistency proofs, not by rewriting receipts. The bytes are exactly those `crovia prove`
-writes for that seal (canonical JSON, no newline).
+A writer of `crovia publish` (ledger/publish.py, `WRITERS`): each leaf newly published gets the
+receipt that binds it to the FIRST seal covering it, so a published receipt never changes and
+publishing stays incremental (only the leaves between the published checkpoint and the new one).
+Newer seals are linked to older ones by the log's consistency proofs, not by rewriting receipts.
+The bytes are exactly those `crovia prove` writes for that seal (canonical JSON, no newline), with
+the stamps and key rotations that exist when the leaf is published.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
+from ledger import jsonl
 from ledger.canonical import canonical_json
-from ledger.files import replace_file
-from ledger.jsonl import fsync_dir
-from ledger.reader import LedgerReader
+from ledger.publish import PublishContext
+from ledger.reader import SEALS_FILE
+from ledger.store import Ledger
 
-RECEIPTS_DIR = "receipts"
-# How far publishing got (the leaf count of the newest seal whose leaves all have receipts). A dot
-# file: `crovia serve` never serves it, and it says nothing a reader needs.
-STATE_FILE = ".published.json"
+RECEIPTS_PREFIX = "receipts/"
 
 
-def publish_receipts(reader: LedgerReader, out_dir: Path) -> int:
-    """Write the receipts of every leaf sealed since the last run into `out_dir/receipts/`.
+def write_receipts(context: PublishContext) -> None:
+    """Write the receipt of every leaf in [old_size, new_size) under the first seal covering it.
 
-    Returns how many were written. Each file is written to a temporary name, fsynced and renamed,
-    and the state advances only after the directory is fsynced, so a crash leaves either no file
-    or a whole one, and the next run writes what is missing. Raises OSError on I/O failure.
+    Raises OSError on I/O failure; the checkpoint is written after every writer, so a crash here
+    leaves the old checkpoint, and the next publish writes these receipts again.
     """
-    target = Path(out_dir) / RECEIPTS_DIR
-    target.mkdir(parents=True, exist_ok=True)
-    done = _published_count(target)
-    written = 0
-    for seal in reader.seals():
-        if seal["leaf_count"] <= done:
-            continue
-        for leaf_index in range(done, seal["leaf_count"]):
-            _write_receipt(target, reader.receipt_at(leaf_index, seal))
-            written += 1
-        done = seal["leaf_count"]
-    if written:
-        fsync_dir(target)
-        replace_file(target / STATE_FILE, json.dumps({"leaf_count": done}).encode())
-        fsync_dir(target)
-    return written
+    with Ledger.open(context.ledger_dir) as reader:  # a reader: no key, no lock, never writes
+        for seal, first, end in _first_seals(context):
+            for leaf_index in range(first, end):
+                receipt = reader.receipt_at(leaf_index, seal)
+                context.out.write(receipt_path(receipt["axiom_id"]), canonical_json(receipt))
 
 
-def _published_count(target: Path) -> int:
-    try:
-        state = json.loads((target / STATE_FILE).read_bytes())
-    except FileNotFoundError:
-        return 0
-    count = state.get("leaf_count") if isinstance(state, dict) else None
-    return count if type(count) is int and count >= 0 else 0
+def receipt_path(axiom_id: str) -> str:
+    """Where the receipt of `axiom_id` is published."""
+    return f"{RECEIPTS_PREFIX}{axiom_id}.json"
 
 
-def _write_receipt(target: Path, receipt: dict[str, Any]) -> None:
-    replace_file(target / f"{receipt['axiom_id']}.json", canonical_json(receipt))
+def _first_seals(context: PublishContext) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """(seal, first leaf, end) for each seal that first covers leaves in [old_size, new_size)."""
+    previous = 0
+    for _offset, line in jsonl.iter_lines(context.ledger_dir / SEALS_FILE):
+        seal = orjson.loads(line)
+        count = seal["leaf_count"]
+        first, end = max(previous, context.old_size), min(count, context.new_size)
+        if first < end:
+            yield seal, first, end
+        previous = max(previous, count)
+        if previous >= context.new_size:
+            return

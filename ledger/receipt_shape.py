@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.canonical import check_signable
-from ledger.exceptions import BitcoinAnchorUnverifiable, CanonicalizationError, ReceiptMalformed
+from ledger.exceptions import CanonicalizationError, ReceiptMalformed
 from ledger.receipt import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
+from ledger.seal import SEAL_KEY_SETS, SEED_SEAL_KEYS
+from ledger.stamps.shape import OPTIONAL_ANCHOR_KEYS, OPTIONAL_RECEIPT_KEYS, check_stamp_shape
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
-# Statuses that claim no attestation: the seed's, and ours (we stamp nothing). An attestation we
-# cannot check is refused rather than passed over in silence.
-UNSTAMPED_STATUSES = frozenset({"pending_next_stamp", "not_stamped"})
+# Extension keys present only with content (docs/stamps.md); every other key set is exact.
+# `key_rotations` (ledger/rotation.py) is checked by the verifier's rotation step.
+OPTIONAL_KEYS = {
+    "receipt": OPTIONAL_RECEIPT_KEYS | {"key_rotations"},
+    "bitcoin_anchor": OPTIONAL_ANCHOR_KEYS,
+}
 _TYPES: dict[tuple[str, str], type] = {
     ("seal", "leaf_count"): int,
     ("seal", "merkle_root"): str,
@@ -24,6 +29,7 @@ _TYPES: dict[tuple[str, str], type] = {
     ("seal", "key_id"): str,
     ("seal", "signature"): str,
     ("seal", "sig_algorithm"): str,
+    ("seal", "sealed_at"): str,
     ("ledger", "leaf_index"): int,
     ("ledger", "leaf_hash"): str,
     ("merkle_proof", "path"): list,
@@ -31,7 +37,10 @@ _TYPES: dict[tuple[str, str], type] = {
 
 
 def check_receipt_shape(receipt: Any) -> None:
-    """Raise ReceiptMalformed (or BitcoinAnchorUnverifiable) unless `receipt` has the v1 shape."""
+    """Raise ReceiptMalformed (or BitcoinAnchorUnverifiable) unless `receipt` has the v1 shape.
+
+    Stamp extensions (ledger/stamps/shape.py) are allowed; whether they hold is ledger.stamps.check.
+    """
     if not isinstance(receipt, Mapping):
         raise ReceiptMalformed("a receipt is a JSON object", computed=type(receipt).__name__)
     _expect_keys("receipt", receipt, RECEIPT_KEYS)
@@ -40,7 +49,12 @@ def check_receipt_shape(receipt: Any) -> None:
     except CanonicalizationError as exc:
         raise ReceiptMalformed(f"not canonical-encodable: {exc}") from None
     for name, keys in SECTION_KEYS.items():
-        _expect_keys(name, receipt[name], keys)
+        if name != "seal":
+            _expect_keys(name, receipt[name], keys)
+    check_seal_keys("seal", receipt["seal"])
+    for name in OPTIONAL_KEYS["receipt"] & receipt.keys():
+        if type(receipt[name]) is not list or not receipt[name]:
+            raise ReceiptMalformed(f"{name}, when present, is a non-empty list")
     envelope = receipt["envelope"]
     if not isinstance(envelope, dict) or not {"axiom_id", "signature"} <= envelope.keys():
         raise ReceiptMalformed("envelope is an object with axiom_id and signature")
@@ -52,21 +66,21 @@ def check_receipt_shape(receipt: Any) -> None:
             raise ReceiptMalformed(
                 f"{section}.{name} type", expected=kind.__name__, computed=type(value).__name__
             )
-    _check_bitcoin_anchor(receipt["bitcoin_anchor"])
+    check_stamp_shape(receipt)  # an attestation claimed without a proof is refused here
 
 
-def _check_bitcoin_anchor(anchor: Mapping[str, Any]) -> None:
-    claims = anchor["bitcoin_attestations"] or anchor["calendar_attestations"]
-    if claims or anchor["status"] not in UNSTAMPED_STATUSES:
-        raise BitcoinAnchorUnverifiable(
-            "bitcoin_anchor claims an attestation this verifier cannot check",
-            expected=f"no attestations, status in {sorted(UNSTAMPED_STATUSES)}",
-            computed=anchor,
-        )
+def check_seal_keys(name: str, seal: Any) -> None:
+    """ReceiptMalformed unless `seal` is an object with one of SEAL_KEY_SETS (ledger/seal.py):
+    the reference seal's keys, or those plus exactly the transparency-log fields."""
+    if not isinstance(seal, Mapping) or seal.keys() not in SEAL_KEY_SETS:
+        computed = sorted(seal) if isinstance(seal, Mapping) else type(seal).__name__
+        raise ReceiptMalformed(f"{name} keys", expected=sorted(SEED_SEAL_KEYS), computed=computed)
 
 
 def _expect_keys(name: str, section: Any, keys: frozenset[str]) -> None:
-    if not isinstance(section, Mapping) or set(section) != keys:
+    """Exactly `keys`, plus any of the extension keys OPTIONAL_KEYS allows in `name`."""
+    optional = OPTIONAL_KEYS.get(name, frozenset())
+    if not isinstance(section, Mapping) or not keys <= section.keys() <= keys | optional:
         computed = sorted(section) if isinstance(section, Mapping) else type(section).__name__
         raise ReceiptMalformed(f"{name} keys", expected=sorted(keys), computed=computed)
 

@@ -125,7 +125,13 @@ def _replay(
 
 
 def _row_matches(jsonl: Path, row: LeafRow) -> bool:
-    return f'"axiom_id":"{row.axiom_id}"'.encode() in _read(jsonl, row)
+    """The row still names a whole line holding its axiom_id: a line edited to another length
+    shifts every later line, and a shifted window can hold the id without being the line."""
+    before = 1 if row.offset else 0
+    with open(jsonl, "rb") as src:
+        data = os.pread(src.fileno(), before + row.length + 1, row.offset - before)
+    whole = data[:before] == b"\n"[:before] and data[before + row.length :] == b"\n"
+    return whole and f'"axiom_id":"{row.axiom_id}"'.encode() in data
 
 
 def _read(jsonl: Path, row: LeafRow) -> bytes:

@@ -21,6 +21,8 @@ import nacl.signing
 from ledger import merkle
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
+from ledger.envelope_shape import check_envelope_shape
+from ledger.exceptions import EnvelopeMalformed, InvalidRecord
 
 # Batches at least this long are shared with the helper thread; below it a hand-off costs more.
 PARALLEL_MIN = 32
@@ -127,12 +129,20 @@ def _drain(chunks: queue.SimpleQueue[int]) -> None:
 def sign_range(
     envelopes: Sequence[Mapping[str, Any]], start: int, key: nacl.signing.SigningKey
 ) -> list[tuple[dict[str, Any], bytes, bytes]]:
-    """(full envelope, its line with newline, its leaf hash) for each envelope."""
+    """(full envelope, its line with newline, its leaf hash) for each envelope.
+
+    Raises CanonicalizationError for an unsignable value, InvalidRecord for an object that is not
+    an AX.OBS envelope (`crovia audit` would refuse its line).
+    """
     signed = []
     for leaf_index, envelope in enumerate(envelopes, start):
         check_signable(envelope)
         anchors = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
         full = sign_envelope(envelope, anchors, key)
+        try:
+            check_envelope_shape(full)
+        except EnvelopeMalformed as exc:
+            raise InvalidRecord(f"not an AX.OBS envelope: {exc.args[0]}") from None
         line = encode_checked(full)
         signed.append((full, line + b"\n", merkle.leaf_hash(line)))
     return signed

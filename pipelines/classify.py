@@ -18,8 +18,10 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.items import FeedEntryItem
+from crovia_spider.options import resolve_path
 from pipelines.normalize import ENVELOPE_TARGET, subtype_fields
 from pipelines.stage import Stage
 
@@ -32,6 +34,11 @@ DECISION_HINTS = {
 }
 _CONDITIONS = {"vendor", "announce_type", "change", "keywords_any", "keywords_none"}
 _OUTPUTS = {"decision_hint", "category"}
+_TOP_LEVEL = {
+    "version": "version",
+    "default_decision_hint": "default_decision_hint",
+    "rules": "[[rules]]",
+}
 logger = logging.getLogger(__name__)
 _CATEGORY = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
@@ -72,6 +79,7 @@ def load_ruleset(path: Path | str) -> Ruleset:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the classification rules: {exc}") from exc
+    check_top_level(path, doc, _TOP_LEVEL)
     version, default = doc.get("version"), doc.get("default_decision_hint", "POSITIVE")
     if not isinstance(version, str) or not version:
         raise ConfigError(f"{path}: `version` (a non-empty string) is required")
@@ -129,7 +137,7 @@ class ClassifyPipeline(Stage):
         super().__init__(crawler)
         # Validated when the crawl is built, before the ledger is opened and any request is sent.
         try:
-            self.ruleset = load_ruleset(crawler.settings["CROVIA_CLASSIFY_FILE"])
+            self.ruleset = load_ruleset(resolve_path(crawler.settings["CROVIA_CLASSIFY_FILE"]))
         except ConfigError as exc:
             logger.critical("crawl refused: %s", exc)
             raise

@@ -8,8 +8,11 @@ to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feed_st
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
-Envelope extras: arXiv id, version and announce type in `object.arxiv`; the classification ruleset
-in `confidence.ruleset`; the item's identity in `subject.target_id`.
+Envelope extras: the fetch evidence in `object.fetch`; arXiv id, version and announce type in
+`object.arxiv`; the classification ruleset in `confidence.ruleset`; the item's identity in
+`subject.target_id`. The body bytes `object.fetch.body_sha256` names are kept in the ledger
+directory (ledger/bodies.py) by the writer thread just before the batch citing them, so a body is
+durable before any envelope that cites it; each distinct body is compressed and written once.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.feed_state import updated_state
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import RunLog, utc_now_micro
+from ledger.bodies import BodyStore
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.store import Ledger
@@ -47,6 +51,8 @@ class IssuePipeline(Stage):
         self.session = LedgerSession.of(crawler)
         self.batch_size = max(1, crawler.settings.getint("CROVIA_ISSUE_BATCH"))
         self.batch: list[tuple[str, str, dict[str, Any]]] = []
+        self.batch_bodies: dict[str, bytes] = {}  # sha256 -> body cited by the current batch
+        self.kept: set[str] = set()  # bodies durable in the ledger (writer thread only)
         self.pending: deque[Future[None]] = deque()
         self.failed = False
 
@@ -79,7 +85,7 @@ class IssuePipeline(Stage):
             envelope = new_envelope(
                 item.record,
                 predecessors=item.predecessors,
-                object_extra={"arxiv": item.arxiv} if item.arxiv else None,
+                object_extra=_object_extra(item),
                 confidence_extra={"ruleset": item.ruleset},
                 target_id=item.target_id,
             )
@@ -87,6 +93,8 @@ class IssuePipeline(Stage):
             logger.warning("invalid record from %s (%s): %s", item.vendor, item.target_id, exc)
             raise self.drop(item, f"invalid record ({type(exc).__name__})") from None
         self.batch.append((item.vendor, item.change, envelope))
+        if item.fetch:
+            self.batch_bodies[item.fetch["body_sha256"]] = item.body
         # Until the batch goes to the writer, a later sighting of the item finds its envelope here.
         self.session.hold(item.target_id, item.record["fingerprint"], envelope)
         if len(self.batch) >= self.batch_size:
@@ -112,8 +120,8 @@ class IssuePipeline(Stage):
             for vendor, _, _ in self.batch:
                 self.run.drop(vendor, NOT_ISSUED)
         elif self.batch:
-            self.pending.append(self.session.submit(self._issue, self.batch))
-        self.batch = []
+            self.pending.append(self.session.submit(self._issue, self.batch, self.batch_bodies))
+        self.batch, self.batch_bodies = [], {}
         self.session.release_held()
         while len(self.pending) > MAX_PENDING_BATCHES:
             self._settle(self.pending.popleft())
@@ -137,12 +145,18 @@ class IssuePipeline(Stage):
 
     # -- on the writer thread ---------------------------------------------------------------------
 
-    def _issue(self, writer: Ledger, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
+    def _issue(
+        self,
+        writer: Ledger,
+        batch: list[tuple[str, str, dict[str, Any]]],
+        bodies: dict[str, bytes],
+    ) -> None:
         if self.failed:
             for vendor, _, _ in batch:
                 self.run.drop(vendor, NOT_ISSUED)
             return
         try:
+            self._keep(writer, bodies)
             writer.issue([envelope for _, _, envelope in batch])
         except (LedgerError, OSError):
             for vendor, _, _ in batch:
@@ -150,6 +164,15 @@ class IssuePipeline(Stage):
             raise
         for vendor, change, _ in batch:
             self.run.count(vendor, change)
+
+    def _keep(self, writer: Ledger, bodies: dict[str, bytes]) -> None:
+        """Make each body the batch cites durable, once per run (BodyStore.put skips kept ones)."""
+        store = BodyStore(writer.directory)
+        for digest, body in bodies.items():
+            if digest not in self.kept:
+                if store.put(body) != digest:
+                    raise LedgerError(f"body {digest} changed on its way to the ledger")
+                self.kept.add(digest)
 
     def _finish(self, writer: Ledger, reason: str) -> None:
         run = self.run
@@ -165,6 +188,15 @@ class IssuePipeline(Stage):
         if not self.failed:
             updated_state(writer.directory, run)
         log_summary(run, record)
+
+
+def _object_extra(item: FeedEntryItem) -> dict[str, Any] | None:
+    extra: dict[str, Any] = {}
+    if item.fetch:
+        extra["fetch"] = item.fetch
+    if item.arxiv:
+        extra["arxiv"] = item.arxiv
+    return extra or None
 
 
 def log_summary(run: RunLog, record: dict[str, Any]) -> None:

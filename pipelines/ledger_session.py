@@ -5,7 +5,8 @@ keeps going while a batch is made durable; one thread keeps the batches in order
 SQLite index belongs to that thread, so dedupe's lookups go there too, gathered into one job per
 turn of the event loop: a lookup per item from the reactor's thread would wait for the GIL behind
 the writer every time. The session is opened while the pipelines are built, before any request:
-no key, or a ledger locked by another crawl, refuses the crawl (CrawlRefused) with nothing fetched.
+no key, a key other than the ledger's, or a ledger locked by another crawl, refuses the crawl
+(CrawlRefused) with nothing fetched.
 
 Envelopes the issue stage has built but not yet handed to the writer are *held* here, so a lookup
 sees them too: an item met twice in one run chains to the envelope of its first sighting even while
@@ -20,16 +21,16 @@ import logging
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from crovia_spider.exceptions import CrawlRefused
+from crovia_spider.options import resolve_path
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
-from ledger.exceptions import KeyFileError, LedgerLocked
+from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
 from ledger.index import IndexEntry
 from ledger.keys import load_signing_key
 from ledger.store import Ledger
@@ -51,10 +52,11 @@ class LedgerSession:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        self.directory = Path(settings["CROVIA_LEDGER_DIR"])
-        self.key_file = Path(settings["CROVIA_SIGNING_KEY_FILE"])
+        self.directory = resolve_path(settings["CROVIA_LEDGER_DIR"])
+        self.key_file = resolve_path(settings["CROVIA_SIGNING_KEY_FILE"])
         self.lock_timeout = settings.getfloat("CROVIA_LOCK_TIMEOUT")
         self.seal_every = settings.getint("CROVIA_SEAL_EVERY") or None
+        self.log_origin = settings.get("CROVIA_LOG_ORIGIN") or None
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
         self._lookups: list[tuple[str, asyncio.Future[IndexEntry | None]]] = []
@@ -75,7 +77,8 @@ class LedgerSession:
     def open(self) -> None:
         """Load the key, take the ledger lock and open the reader. Idempotent.
 
-        Raises CrawlRefused (one clear line) for a missing or unusable key or a held lock.
+        Raises CrawlRefused (one clear line) for a missing or unusable key, a key other than the
+        ledger's (nothing written), or a held lock.
         """
         if self.is_open:
             return
@@ -83,10 +86,13 @@ class LedgerSession:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger-writer")
         try:
             self.writer = self._pool.submit(self._open_writer, key).result()
-        except LedgerLocked as exc:
+        except (LedgerLocked, WrongSigningKey) as exc:
             self._pool.shutdown()
             self._pool = None
-            raise CrawlRefused(f"ledger {self.directory} is busy: {exc}") from None
+            busy = isinstance(exc, LedgerLocked)
+            raise CrawlRefused(
+                f"ledger {self.directory} is busy: {exc}" if busy else str(exc)
+            ) from None
         self.opened_at = utc_now_micro()
 
     def hold(self, target_id: str, fingerprint: str, envelope: dict[str, Any]) -> None:
@@ -149,6 +155,7 @@ class LedgerSession:
             signing_key=key,
             lock_timeout=self.lock_timeout,
             seal_every=self.seal_every,
+            log_origin=self.log_origin,
         )
 
 

@@ -4,8 +4,9 @@ Files under the server's roots are served with a strong ETag (sha256 of the byte
 Last-Modified, and answer conditional requests with 304. `script(path, Reply(...), ...)` makes a
 path answer with the given replies in order (the last one repeats): any status, headers, body, a
 delay before answering, a redirect. Every request is recorded (`requests`, `requests_for(path)`)
-with its headers, so a test can check what the crawler sent. Nothing here sleeps to synchronise: a
-delay is the behaviour under test (a slow server).
+with its headers, so a test can check what the crawler sent; so is every body the server sent
+(`sent_bodies(path)`), so a test can check what the crawler signed against it. Nothing here sleeps
+to synchronise: a delay is the behaviour under test (a slow server).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class FeedServer:
         self.roots = [Path(r) for r in roots]
         self.scripts: dict[str, list[Reply]] = {}
         self.requests: list[SeenRequest] = []
+        self.sent: list[tuple[str, bytes]] = []  # (path, body) of every answer, in order
         self._lock = threading.Condition()
         self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -84,6 +86,12 @@ class FeedServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
+    def sent_bodies(self, path: str) -> list[bytes]:
+        """Every body sent for `path`, in order (exactly the bytes written after the headers)."""
+        path = "/" + path.lstrip("/")
+        with self._lock:
+            return [body for sent_path, body in self.sent if sent_path == path]
+
     def wait_for_request(self, path: str, timeout: float) -> bool:
         """Block until `path` has been requested (True) or `timeout` seconds passed (False)."""
         path = "/" + path.lstrip("/")
@@ -95,6 +103,7 @@ class FeedServer:
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.sent.clear()
 
     def _record(self, path: str, headers: dict[str, str]) -> Reply | None:
         with self._lock:
@@ -150,12 +159,14 @@ def _handler_for(server: FeedServer) -> type[http.server.BaseHTTPRequestHandler]
             if reply is None:
                 found = server._file(path)
                 reply = file_reply(found, headers) if found else Reply(404, b"not found")
-            self._send(reply)
+            self._send(path, reply)
 
-        def _send(self, reply: Reply) -> None:
+        def _send(self, path: str, reply: Reply) -> None:
             if reply.delay:
                 time.sleep(reply.delay)  # the slow server under test, not synchronisation
             body = reply.body() if callable(reply.body) else reply.body
+            with server._lock:
+                server.sent.append((path, body))
             # The client may give up (size limit, timeout): that is what such a test checks.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.send_response(reply.status)

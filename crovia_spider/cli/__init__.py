@@ -3,7 +3,10 @@
 Exit codes: 0 ok; 1 a check failed (verification, audit); 2 usage, configuration or I/O error.
 Each module in SUBCOMMAND_MODULES exposes `register(subparsers)`; handlers take the parsed args
 and return an exit code. Modules import their heavy dependencies (Scrapy, APScheduler) inside
-handlers, so `crovia verify` starts fast.
+handlers, so `crovia verify` starts fast. With `--json` on the command line, every outcome that is
+not a success printed by the handler (a failed check, a usage or I/O error, even a bug) is one
+JSON object on stdout: `{"ok": false, "exit_code", "error", "message"}`, plus `check`, `expected`
+and `computed` for a failed check.
 """
 
 from __future__ import annotations
@@ -12,23 +15,48 @@ import argparse
 import importlib
 import logging
 import sys
+import typing
 
 from crovia_spider import __version__
+from crovia_spider.cli.ledger_args import print_json
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 
 SUBCOMMAND_MODULES = (
+    "crovia_spider.cli.key_cmds",
     "crovia_spider.cli.ledger_cmds",
+    "crovia_spider.cli.find_cmds",
+    "crovia_spider.cli.body_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
+    "crovia_spider.cli.publish_cmds",
+    "crovia_spider.cli.monitor_cmds",
+    "crovia_spider.cli.witness_cmds",
+    "crovia_spider.cli.tlog_cmds",
+    "crovia_spider.cli.stamp_cmds",
     "crovia_spider.cli.web_cmds",
 )
 
 
+class UsageError(Exception):
+    """The command line is wrong: argparse's message, with the usage of the (sub)command."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (so `--json` can report it) instead of exiting."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise UsageError(f"{self.prog}: error: {message}", self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="crovia",
         description="Harvest feeds into a signed ledger, and prove and verify what was observed.",
         epilog="Exit codes: 0 ok, 1 a check failed, 2 usage or I/O error. Settings: see README.",
@@ -42,8 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    wants_json = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        if wants_json:
+            print_json(failure(exc, EXIT_USAGE))
+        else:
+            print(f"{exc.usage}{exc}", file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
@@ -54,10 +90,42 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # the one handler: known errors become a message and an exit code
         code = exit_code_for(exc)
+        if getattr(args, "json", False):
+            print_json(failure(exc, code))  # a bug too: the traceback then goes to stderr
         if code is None:
             raise
-        print(f"crovia {args.command}: error: {exc}", file=sys.stderr)
+        if not getattr(args, "json", False):
+            print(f"crovia {args.command}: error: {exc}", file=sys.stderr)
         return code
+
+
+def failure(exc: BaseException, code: int | None) -> dict[str, object]:
+    """The one JSON object of a failed command (`code` None: a bug). `error` is check_failed,
+    usage, io, error (another known error: configuration, the ledger's state) or internal."""
+    from ledger.exceptions import InvalidPublicKey, VerificationError
+
+    result: dict[str, object] = {
+        "ok": False,
+        "exit_code": code,
+        "error": _kind(exc, code),
+        "type": type(exc).__name__,
+        "message": str(exc),  # an OSError's str names the file
+    }
+    if isinstance(exc, VerificationError):
+        result.update(
+            message=str(exc.args[0]), check=exc.check, expected=exc.expected, computed=exc.computed
+        )
+    elif isinstance(exc, UsageError | InvalidPublicKey):
+        result["error"] = "usage"
+    return result
+
+
+def _kind(exc: BaseException, code: int | None) -> str:
+    if code is None:
+        return "internal"
+    if code == EXIT_CHECK_FAILED:
+        return "check_failed"
+    return "io" if isinstance(exc, OSError) else "error"
 
 
 def exit_code_for(exc: BaseException) -> int | None:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.options import env_default
+from crovia_spider.options import path_default
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     _feeds_file(listing)
     listing.add_argument(
-        "--ledger-dir", type=Path, default=Path(env_default("CROVIA_LEDGER_DIR")),
+        "--ledger-dir", type=Path, default=path_default("CROVIA_LEDGER_DIR"),
         help="ledger directory holding the feed state (default: $CROVIA_LEDGER_DIR or %(default)s)",
     )  # fmt: skip
     listing.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -35,25 +35,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     opml = commands.add_parser(
         "import-opml", help="add the feeds of an OPML file to the feed list",
         description="Append every feed of an OPML file that is not configured yet; the file is "
-        "validated before it is replaced.",
+        "validated before it is replaced. An outline that is not a valid feed, or whose host is "
+        "not a public address, is skipped and reported.",
     )  # fmt: skip
     opml.add_argument("opml", type=Path, metavar="FILE", help="OPML file exported by a feed reader")
     _feeds_file(opml)
     opml.add_argument("--category", help="category of the imported feeds (default: news)")
+    opml.add_argument(
+        "--allow-private", action="store_true",
+        help="also import feeds on loopback, private, link-local or other non-public addresses",
+    )  # fmt: skip
     opml.set_defaults(handler=import_opml)
 
 
 def _feeds_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--feeds-file", type=Path, default=Path(env_default("CROVIA_FEEDS_FILE")),
+        "--feeds-file", type=Path, default=path_default("CROVIA_FEEDS_FILE"),
         help="feed list (default: $CROVIA_FEEDS_FILE or %(default)s)",
     )  # fmt: skip
 
 
 def list_feeds(args: argparse.Namespace) -> int:
+    """Print each feed and its last outcome. Raises LedgerNotFound (exit 2) when the ledger
+    directory does not exist: a mistyped path must not read as "never crawled"."""
     from crovia_spider.feed_state import load_state
     from crovia_spider.feeds_config import load_feeds
+    from ledger.exceptions import LedgerNotFound
 
+    if not args.ledger_dir.is_dir():
+        raise LedgerNotFound(f"no ledger directory at {args.ledger_dir} (crawl first, or give"
+                             " --ledger-dir)")  # fmt: skip
     state = load_state(args.ledger_dir)
     rows = []
     for feed in load_feeds(args.feeds_file):
@@ -89,7 +100,9 @@ def _outcome(last: dict | None) -> str:
 def import_opml(args: argparse.Namespace) -> int:
     from crovia_spider.opml import import_opml as run_import
 
-    result = run_import(args.opml, args.feeds_file, category=args.category)
+    result = run_import(
+        args.opml, args.feeds_file, category=args.category, allow_private=args.allow_private
+    )
     for entry in result.added:
         print(f"added {entry['vendor']}: {entry['url']}")
     for line in result.skipped:

@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import (
@@ -19,7 +20,10 @@ from crovia_spider.cli.ledger_args import (
     print_json,
     require_ledger,
 )
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, path_default
+
+if TYPE_CHECKING:
+    from ledger.audit import AuditReport
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +45,7 @@ def _add_seal(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--key",
         type=Path,
-        default=Path(env_default("CROVIA_SIGNING_KEY_FILE")),
+        default=path_default("CROVIA_SIGNING_KEY_FILE"),
         help="signing key file (default: $CROVIA_SIGNING_KEY_FILE or %(default)s)",
     )
     parser.add_argument("--run-id", help="run_id recorded in the seal (default: seal_<leaf_count>)")
@@ -58,10 +62,12 @@ def _add_seal(subparsers: argparse._SubParsersAction) -> None:
 def _add_audit(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="re-check every leaf and seal of a ledger",
-        description="Stream the whole ledger: canonical form, axiom_id, signature and leaf hash of"
-        " every line; signature and Merkle root of every seal. Exit 1 names the first bad leaf"
-        " index or seals.jsonl line.",
+        help="show a ledger is whole: every leaf, seal and index row",
+        description="Stream the whole ledger: every line is a canonical AX.OBS envelope at its own"
+        " anchor height, with a unique axiom_id and a signature that verifies; every seal's"
+        " signature and Merkle root hold; index.sqlite agrees row for row. Exit 1 names the"
+        " first bad leaf index or seals.jsonl line, and also when no key could check the"
+        " signatures (no seal and no --pubkey).",
     )
     ledger_dir(parser)
     parser.add_argument(
@@ -101,7 +107,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
     key = load_signing_key(args.key)
-    with Ledger.open(args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout) as ledger:
+    origin = env_default("CROVIA_LOG_ORIGIN") or None
+    with Ledger.open(
+        args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin
+    ) as ledger:
         before = ledger.last_seal()
         seal = ledger.seal(run_id=args.run_id)
     fresh = seal is not before
@@ -132,22 +141,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.done()
     if args.json:
-        print_json({"ok": True, **report.__dict__, "signatures_checked": report.signatures_checked})
+        print_json({"ok": True, **report.__dict__})
         return EXIT_OK
-    rate = report.leaves / report.seconds if report.seconds else 0.0
-    signed = (
-        f"signatures under {report.public_key_hex}"
-        if report.signatures_checked
-        else "signatures NOT checked (no seal and no --pubkey)"
-    )
-    torn = (
-        "; a torn last line is ignored (the next writer quarantines it)" if report.torn_tail else ""
-    )
-    print(
-        f"audit ok: {report.leaves} leaves, {report.seals} seals, {signed},"
-        f" {report.seconds:.1f}s ({rate:.0f} leaves/s){torn}"
-    )
-    if report.signatures_checked and not report.key_pinned:
+    print(_audit_summary(report))
+    if report.key_rotations:
+        print(
+            f"followed {report.key_rotations} key rotation(s) (rotations.jsonl): each leaf and"
+            " seal was checked under the key of its era"
+        )
+    if not report.key_pinned and report.leaves:
         print(
             "NOTE: no key was pinned, so the signatures were checked under the key the first seal"
             " names: this shows the ledger is self-consistent, not who signed it (a ledger"
@@ -157,11 +159,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _audit_summary(report: AuditReport) -> str:
+    rate = report.leaves / report.seconds if report.seconds else 0.0
+    keys = ", ".join(report.key_ids) or "none needed"
+    if report.public_key_hex is not None:
+        keys += f", public key {report.public_key_hex}"
+    parts = [
+        f"audit ok: {report.leaves} leaves, {report.seals} seals,"
+        f" {report.signatures_verified} signatures verified under key_id {keys}"
+        f" ({'pinned' if report.key_pinned else 'not pinned'}),"
+        f" {report.index_rows_checked} index rows checked",
+        f"{report.unsealed_leaves} leaves after the last seal" if report.unsealed_leaves else "",
+        f"{report.index_rows_pending} index rows not yet committed by the writer"
+        if report.index_rows_pending
+        else "",
+        "a torn last line is ignored (the next writer quarantines it)" if report.torn_tail else "",
+    ]
+    return "; ".join(part for part in parts if part) + f" ({report.seconds:.1f}s, {rate:.0f}/s)"
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ledger.stamps.store import stamp_counts
     from ledger.store import Ledger
 
     with Ledger.open(args.ledger_dir) as ledger:
         stats = ledger.stats()
+        stats["stamps"] = stamp_counts(args.ledger_dir, ledger.seals())
     if args.json:
         print_json(stats)
         return EXIT_OK
@@ -175,6 +198,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f"last seal: {last['leaf_count']} leaves at {last['sealed_at']} ({last['run_id']}),"
             f" root {last['merkle_root']}"
         )
+    stamps = stats["stamps"]
+    print(
+        f"stamps: {stamps['stamped']} of {stamps['seals']} seals stamped"
+        f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
+        f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count}")
     return EXIT_OK

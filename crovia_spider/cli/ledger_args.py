@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import unicodedata
 from pathlib import Path
 
-from crovia_spider.options import env_default
+from crovia_spider.options import path_default
 
 
 def ledger_dir(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +18,7 @@ def ledger_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ledger-dir",
         type=Path,
-        default=Path(env_default("CROVIA_LEDGER_DIR")),
+        default=path_default("CROVIA_LEDGER_DIR"),
         help="ledger directory (default: $CROVIA_LEDGER_DIR or %(default)s)",
     )
 
@@ -36,8 +37,26 @@ def positive_int(text: str) -> int:
 
 
 def print_json(obj: object) -> None:
-    """One line of sorted-key JSON on stdout."""
-    print(json.dumps(obj, sort_keys=True, ensure_ascii=False))
+    """One line of sorted-key JSON on stdout, whatever `obj` holds (a value that is not JSON is
+    written as its str; a string that is not UTF-8, such as a lone surrogate, escaped)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, sort_keys=True, default=str)
+    print(text)
+
+
+def printable(text: str) -> str:
+    """`text` with every control, format or separator character escaped (\\x1b, \\u202e): text
+    from a receipt is untrusted, and must not move a terminal's cursor or reorder its line."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if _hidden(ch) else ch for ch in text
+    )
+
+
+def _hidden(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") or ch == "\\"
 
 
 def require_ledger(directory: Path) -> None:

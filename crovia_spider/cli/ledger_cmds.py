@@ -1,11 +1,11 @@
-"""Ledger subcommands of `crovia`: keygen, verify, prove, seal, audit, stats, reindex.
+"""Ledger subcommands of `crovia`: verify, prove, seal, audit, stats, reindex.
 
-Two groups: keys and receipts (ledger_proof_cmds.py: keygen, verify, prove) and the ledger
-directory (ledger_admin_cmds.py: seal, audit, stats, reindex); ledger_args.py holds what they
-share. All import only the stdlib at module level; the ledger (PyNaCl, orjson) is imported inside
-handlers so that `crovia --help` stays fast. Failed checks raise VerificationError (exit 1), usage
-and I/O problems LedgerError (exit 2); the dispatcher in crovia_spider/cli/__init__.py turns them
-into messages. See docs/ledger.md.
+Two groups: receipts (ledger_proof_cmds.py: verify, prove) and the ledger directory
+(ledger_admin_cmds.py: seal, audit, stats, reindex); ledger_args.py holds what they share. Keys
+have their own module (key_cmds.py). All import only the stdlib at module level; the ledger
+(PyNaCl, orjson) is imported inside handlers so that `crovia --help` stays fast. Failed checks
+raise VerificationError (exit 1), usage and I/O problems LedgerError (exit 2); the dispatcher in
+crovia_spider/cli/__init__.py turns them into messages. See docs/ledger.md.
 """
 
 from __future__ import annotations

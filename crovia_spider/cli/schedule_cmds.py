@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, path_default, project_root
 
 if TYPE_CHECKING:
     from crovia_spider.schedule.config import Job
@@ -64,12 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_schedule(args: argparse.Namespace) -> int:
     """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if invalid."""
-    from crovia_spider.schedule import children
-    from crovia_spider.schedule.config import load_schedule
+    from crovia_spider.schedule.config import enabled_jobs, load_schedule
 
-    root = children.project_root(Path.cwd())
-    config = args.config if args.config is not None else root / env_default("CROVIA_SCHEDULE_FILE")
-    jobs = load_schedule(config)
+    root = project_root()
+    config = args.config if args.config is not None else path_default("CROVIA_SCHEDULE_FILE")
+    jobs = enabled_jobs(load_schedule(config), env_default("CROVIA_PUBLISH_DIR"))
     if args.list:
         _print_list(jobs, datetime.now(UTC), as_json=args.json)
         return 0
@@ -78,7 +77,7 @@ def run_schedule(args: argparse.Namespace) -> int:
     scheduler = HarvestScheduler(
         jobs,
         project_root=root,
-        ledger_dir=root / env_default("CROVIA_LEDGER_DIR"),
+        ledger_dir=path_default("CROVIA_LEDGER_DIR"),
         grace=args.grace,
         kill_after=args.kill_after,
     )

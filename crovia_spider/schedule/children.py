@@ -37,9 +37,15 @@ def crawl_command() -> list[str]:
 
 
 def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
-    """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...` or `crovia seal`."""
+    """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...`, `crovia seal` or
+    `crovia stamp [--upgrade]` or `crovia publish`.
+    """
+    if job.publish:
+        return [sys.executable, "-m", "crovia_spider", "publish"]
     if job.is_seal:
         return [sys.executable, "-m", "crovia_spider", "seal"]
+    if job.stamp:
+        return [sys.executable, "-m", "crovia_spider", "stamp", *job.args]
     return [*crawl_prefix, "crawl", job.spider, *job.args]
 
 
@@ -49,7 +55,7 @@ def check_spiders(jobs: list[Job], crawl_prefix: list[str], cwd: Path) -> None:
     Raises ConfigError naming the job and the spiders there are, or when `scrapy list` itself fails
     (a broken feed list, a missing Scrapy), so a typo fails at start and not at 06:00 tomorrow.
     """
-    wanted = {job.spider: job.name for job in jobs if not job.is_seal}
+    wanted = {job.spider: job.name for job in jobs if job.spider is not None}
     if not wanted:
         return
     try:
@@ -104,16 +110,3 @@ def _exited_by(child: subprocess.Popen[bytes], seconds: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-def project_root(start: Path) -> Path:
-    """The nearest directory at or above `start` holding scrapy.cfg, as Scrapy itself finds it.
-
-    Raises ConfigError when there is none: crawls would not find the project's settings.
-    """
-    for directory in (start, *start.parents):
-        if (directory / "scrapy.cfg").is_file():
-            return directory
-    raise ConfigError(
-        f"no scrapy.cfg in {start} or above: run `crovia schedule` from the project root"
-    )

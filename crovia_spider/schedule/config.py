@@ -1,8 +1,10 @@
 """The jobs of `crovia schedule`, read from config/schedule.toml and validated before anything runs.
 
-A job is a crawl (`spider = "NAME"`, optional `args`) or a seal (`seal = true`), fired by `cron`
-(5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with optional
-`jitter` seconds. Any mistake raises ConfigError naming the file, the job and what is wrong.
+A job is a crawl (`spider = "NAME"`, optional `args`), a seal (`seal = true`), a stamping run
+(`stamp = true`, optional `args = ["--upgrade"]`: `crovia stamp`, docs/stamps.md) or a publish
+(`publish = true`: `crovia publish` into $CROVIA_PUBLISH_DIR, left out when that is unset), fired
+by `cron` (5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with
+optional `jitter` seconds. Any mistake raises ConfigError naming the file, the job and the fault.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 
+from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.schedule.triggers import (
     crontab_trigger,
@@ -23,7 +26,11 @@ from crovia_spider.schedule.triggers import (
     parse_duration,
 )
 
-JOB_KEYS = frozenset({"name", "spider", "args", "seal", "cron", "every", "timezone", "jitter"})
+MAX_JITTER = 86400
+JOB_KEYS = frozenset(
+    {"name", "spider", "args", "seal", "stamp", "publish", "cron", "every", "timezone", "jitter"}
+)
+STAMP_ARGS = ((), ("--upgrade",))
 # Names become APScheduler job ids and log fields; spider names are Scrapy's own rule.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _SPIDER = re.compile(r"[A-Za-z0-9_-]+")
@@ -39,17 +46,28 @@ class Job:
     spider: str | None = None
     args: tuple[str, ...] = ()
     jitter: int | None = None
+    stamp: bool = False
+    publish: bool = False
 
     @property
     def is_seal(self) -> bool:
-        return self.spider is None
+        return self.spider is None and not self.stamp and not self.publish
 
     @property
     def action(self) -> str:
         """What the job runs, as an operator would type it."""
+        if self.publish:
+            return "crovia publish"
         if self.is_seal:
             return "crovia seal"
+        if self.stamp:
+            return " ".join(("crovia stamp", *self.args))
         return " ".join(("scrapy crawl", self.spider, *self.args))
+
+
+def enabled_jobs(jobs: list[Job], publish_dir: str) -> list[Job]:
+    """The jobs to schedule: publish jobs only when a publish directory is configured."""
+    return [job for job in jobs if publish_dir or not job.publish]
 
 
 def load_schedule(path: Path) -> list[Job]:
@@ -60,11 +78,7 @@ def load_schedule(path: Path) -> list[Job]:
         raise ConfigError(f"{path}: no such schedule file") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    extra = set(data) - {"jobs"}
-    if extra:
-        raise ConfigError(
-            f"{path}: unknown top-level key(s) {sorted(extra)}; only [[jobs]] belongs here"
-        )
+    check_top_level(path, data, {"jobs": "[[jobs]]"})
     entries = data.get("jobs")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[jobs]] entries")
@@ -95,17 +109,58 @@ def parse_job(entry: Any) -> Job:
     name = entry.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError("'name' must be a string of letters, digits, '_', '.', '-'")
-    spider, args = _parse_action(entry)
+    stamp = _parse_stamp(entry)
+    publish = _parse_publish(entry)
+    if stamp and publish:
+        raise ValueError("a job is one of 'spider', 'seal', 'stamp' or 'publish'")
+    if stamp:
+        spider, args = None, tuple(entry.get("args", ()))
+    else:
+        spider, args = (None, ()) if publish else _parse_action(entry)
     jitter = _parse_jitter(entry.get("jitter"))
     trigger, when = _parse_trigger(entry, jitter)
-    return Job(name=name, trigger=trigger, when=when, spider=spider, args=args, jitter=jitter)
+    return Job(
+        name=name,
+        trigger=trigger,
+        when=when,
+        spider=spider,
+        args=args,
+        jitter=jitter,
+        stamp=stamp,
+        publish=publish,
+    )
+
+
+def _parse_stamp(entry: dict[str, Any]) -> bool:
+    """True for a stamping job (`stamp = true`, args none or ["--upgrade"])."""
+    stamp = entry.get("stamp")
+    if stamp is None:
+        return False
+    if stamp is not True or entry.get("spider") is not None or entry.get("seal") is not None:
+        raise ValueError("'stamp' must be true, without 'spider' or 'seal'")
+    if tuple(entry.get("args", ())) not in STAMP_ARGS:
+        raise ValueError("a stamp job's 'args' is [] or [\"--upgrade\"]")
+    return True
+
+
+def _parse_publish(entry: dict[str, Any]) -> bool:
+    """True for a publish job (`publish = true` and nothing of a crawl or a seal)."""
+    if "publish" not in entry:
+        return False
+    if entry["publish"] is not True:
+        raise ValueError("'publish' must be true (leave it out for a crawl or a seal)")
+    if {"spider", "seal", "args"} & entry.keys():
+        raise ValueError("a publish job has no 'spider', 'seal' or 'args'")
+    return True
 
 
 def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     """(spider, args) for a crawl, (None, ()) for a seal."""
     spider, seal, args = entry.get("spider"), entry.get("seal"), entry.get("args")
     if (spider is None) == (seal is None):
-        raise ValueError("give exactly one of 'spider = \"NAME\"' (a crawl) or 'seal = true'")
+        raise ValueError(
+            "give exactly one of 'spider = \"NAME\"' (a crawl), 'seal = true' or 'publish = true'"
+        )
     if seal is not None:
         if seal is not True:
             raise ValueError("'seal' must be true (leave it out for a crawl)")
@@ -124,8 +179,12 @@ def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
 def _parse_jitter(jitter: Any) -> int | None:
     if jitter is None:
         return None
-    if isinstance(jitter, bool) or not isinstance(jitter, int) or jitter < 0:
-        raise ValueError(f"'jitter' must be a whole number of seconds >= 0, got {jitter!r}")
+    # A day at most: APScheduler adds it to each fire time, and a huge one overflows there.
+    if isinstance(jitter, bool) or not isinstance(jitter, int) or not 0 <= jitter <= MAX_JITTER:
+        raise ValueError(
+            f"'jitter' must be a whole number of seconds from 0 to {MAX_JITTER} (a day),"
+            f" got {jitter!r}"
+        )
     return jitter or None
 
 

@@ -10,7 +10,7 @@ Every function raises ValueError with a reason a person can act on; config.py ad
 from __future__ import annotations
 
 import re
-from datetime import timedelta, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.base import BaseTrigger
@@ -20,6 +20,8 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"(?:\d+[smhd])+")
+# The longest `every`: longer is surely a typo, and far longer overflows datetime arithmetic.
+MAX_EVERY_DAYS = 366
 # crontab numbers weekdays from Sunday = 0 (7 is Sunday too); APScheduler 3.x from Monday = 0.
 _CRONTAB_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _WEEKDAY_ITEM = re.compile(
@@ -30,16 +32,22 @@ _WEEKDAY_ITEM = re.compile(
 def parse_duration(text: str) -> timedelta:
     """'90s', '15m', '6h', '1d' or a sum such as '1h30m' -> timedelta.
 
-    Raises ValueError for anything else, and for a zero duration.
+    Raises ValueError for anything else, for a zero duration and for one over MAX_EVERY_DAYS.
     """
     compact = text.strip().lower()
     if not _DURATION.fullmatch(compact):
         raise ValueError(
             f"bad duration {text!r}: use a number and a unit s, m, h or d, e.g. '90s', '1h30m'"
         )
-    seconds = sum(int(n) * _UNIT_SECONDS[unit] for n, unit in re.findall(r"(\d+)([smhd])", compact))
+    parts = re.findall(r"(\d+)([smhd])", compact)
+    too_long = f"bad duration {text!r}: 'every' is at most {MAX_EVERY_DAYS}d (a year)"
+    if any(len(n.lstrip("0")) > 12 for n, _ in parts):  # int() of thousands of digits fails
+        raise ValueError(too_long)
+    seconds = sum(int(n) * _UNIT_SECONDS[unit] for n, unit in parts)
     if seconds == 0:
         raise ValueError(f"bad duration {text!r}: it must be longer than zero")
+    if seconds > MAX_EVERY_DAYS * 86400:
+        raise ValueError(too_long)
     return timedelta(seconds=seconds)
 
 
@@ -56,8 +64,16 @@ def load_timezone(name: str) -> tzinfo:
 def crontab_trigger(expression: str, tz: tzinfo, jitter: int | None = None) -> BaseTrigger:
     """A trigger firing exactly when crontab(5) would fire `expression` (5 fields) in `tz`.
 
-    Raises ValueError for a malformed expression.
+    Raises ValueError for a malformed expression, and for one no date matches (`0 0 31 2 *`),
+    which crontab accepts and never runs.
     """
+    trigger = _crontab_trigger(expression, tz, jitter)
+    if trigger.get_next_fire_time(None, datetime.now(tz)) is None:
+        raise ValueError(f"cron {expression!r} never fires: no date matches it")
+    return trigger
+
+
+def _crontab_trigger(expression: str, tz: tzinfo, jitter: int | None) -> BaseTrigger:
     fields = expression.split()
     if len(fields) != 5:
         raise ValueError(

@@ -15,6 +15,7 @@ class). A subclass is for when parsing must differ: override `entry_item()`:
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,7 +30,7 @@ from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.feed_state import conditional_headers, load_state
 from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.options import user_agent
+from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 
@@ -37,13 +38,20 @@ from crovia_spider.runlog import FeedOutcome, RunLog, utc_now_micro
 class FeedSpider(scrapy.Spider):
     """Crawls the feeds configured for `name`; `-a vendor=IDS` and `-a skip=IDS` narrow them.
 
-    Has no `name` itself, so the base is not a crawlable spider of its own.
+    Has no `name` itself, so the base is not a crawlable spider of its own. Any other `-a` is
+    refused (ConfigError): a misspelt `-a vendr=x` must not quietly crawl every feed. A subclass
+    taking arguments of its own takes them out of `kwargs` before calling this.
     """
 
     def __init__(
         self, *args: Any, vendor: str | None = None, skip: str | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(*args, **kwargs)
+        if kwargs:
+            unknown = ", ".join(f"-a {name}=..." for name in sorted(kwargs))
+            raise ConfigError(
+                f"unknown spider argument {unknown}; allowed: -a vendor=IDS, -a skip=IDS"
+            )
+        super().__init__(*args)
         self.vendor = vendor
         self.skip = skip
         self.feeds: list[FeedConfig] = []
@@ -65,12 +73,12 @@ class FeedSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
         """Load and validate the feed list before anything else (ConfigError stops the crawl)."""
         logfilters.install()
-        spider = super().from_crawler(crawler, *args, **kwargs)
         try:
-            feeds = load_feeds(crawler.settings["CROVIA_FEEDS_FILE"])
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            feeds = load_feeds(resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]))
             spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
         except ConfigError as exc:
-            spider.logger.critical("crawl refused: %s", exc)
+            logging.getLogger(cls.name).critical("crawl refused: %s", exc)
             raise
         spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
         apply_politeness(crawler.settings, spider.feeds)
@@ -82,7 +90,7 @@ class FeedSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
-        state = load_state(self.settings["CROVIA_LEDGER_DIR"])
+        state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
         for feed in self.feeds:
             yield scrapy.Request(
                 feed.url,
@@ -107,8 +115,11 @@ class FeedSpider(scrapy.Spider):
         outcome.items_seen += len(parsed.entries) + parsed.truncated_entries
         if parsed.truncated_entries:
             self.run.drop(feed.vendor, "truncated document", parsed.truncated_entries)
+        fetch = fetch_evidence(response, outcome.sha256, observed_at)
         for entry in parsed.entries:
-            yield self.entry_item(entry, feed, response, observed_at)
+            item = self.entry_item(entry, feed, response, observed_at)
+            item.fetch, item.body = fetch, response.body
+            yield item
 
     def entry_item(
         self, entry: dict[str, Any], feed: FeedConfig, response: Response, observed_at: str
@@ -143,6 +154,22 @@ def record_response(outcome: FeedOutcome, response: Response) -> None:
     outcome.sha256 = hashlib.sha256(response.body).hexdigest()
     outcome.etag = _header(response, b"ETag")
     outcome.last_modified = _header(response, b"Last-Modified")
+
+
+def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dict[str, Any]:
+    """What every envelope of this response signs as `object.fetch`: the URL after redirects, the
+    status, the sha256 of the body as parsed (after transfer and content decoding), when it
+    arrived, and `etag` / `last_modified` only if the response sent them (absent, not empty)."""
+    evidence: dict[str, Any] = {
+        "body_sha256": body_sha256,
+        "fetched_at": fetched_at,
+        "final_url": response.url,
+        "status": response.status,
+    }
+    for key, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
+        if value := _header(response, header):
+            evidence[key] = value
+    return evidence
 
 
 def response_headers(response: Response) -> dict[str, str]:

@@ -33,6 +33,8 @@ SECTION_KEYS = {
     | {"public_key_hex", "run_id", "schema", "seal_family_version", "seal_kind"}
     | {"sealed_at", "sig_algorithm", "signature", "signer_version"},
 }
+# New seals add exactly these signed keys (docs/format.md, "This project"); the seed has none.
+SEAL_EXTENSION = {"prev_seal_sha256", "rfc6962_root"}
 RECEIPT_KEYS = set(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
 CANONICALIZATION = {
     "envelope_id": "axm_ + sha256(envelope minus {signature, axiom_id, anchors})",
@@ -111,7 +113,8 @@ def _check_shape(receipt: dict[str, Any]) -> None:
     if not isinstance(receipt, dict) or set(receipt) != RECEIPT_KEYS:
         raise OracleReject("shape", f"top-level keys are not {sorted(RECEIPT_KEYS)}")
     for name, keys in SECTION_KEYS.items():
-        if not isinstance(receipt[name], dict) or set(receipt[name]) != keys:
+        extended = keys | SEAL_EXTENSION if name == "seal" else keys
+        if not isinstance(receipt[name], dict) or set(receipt[name]) not in (keys, extended):
             raise OracleReject("shape", f"{name} keys are not {sorted(keys)}")
     envelope = receipt["envelope"]
     if not isinstance(envelope, dict) or not {"signature", "axiom_id"} <= set(envelope):

@@ -12,7 +12,14 @@ import pytest
 from crovia_spider.cli import main
 from ledger.audit import audit
 from ledger.canonical import canonical_json
-from ledger.exceptions import RootMismatch, SealInvalid, SignatureInvalid, UntrustedKey
+from ledger.exceptions import (
+    AnchorMismatch,
+    NoAuditKey,
+    RootMismatch,
+    SealInvalid,
+    SignatureInvalid,
+    UntrustedKey,
+)
 from ledger.store import Ledger
 from tests.vectors.make_vectors import sample_envelope
 
@@ -43,11 +50,11 @@ def test_unpinned_says_the_seals_key_proves_no_signer(tmp_path: Path, capsys) ->
         ledger.seal()
     assert main(["audit", "--ledger-dir", str(resigned)]) == 0
     out = capsys.readouterr().out
-    assert f"signatures under {bytes(forged.verify_key).hex()}" in out
+    assert f"public key {bytes(forged.verify_key).hex()} (not pinned)" in out
     assert "no key was pinned" in out and "--pubkey" in out
     assert main(["audit", "--ledger-dir", str(resigned), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["key_pinned"] is False and report["signatures_checked"] is True
+    assert report["key_pinned"] is False and report["signatures_verified"] == 4
     pinned = ["audit", "--ledger-dir", str(resigned), "--pubkey", bytes(genuine.verify_key).hex()]
     assert main(pinned) == 1
     assert "check pinned_key failed" in capsys.readouterr().err
@@ -81,13 +88,14 @@ def test_a_changed_byte_in_any_leaf_is_named(
     assert main(["audit", "--ledger-dir", str(sealed)]) == 0
 
 
-def test_a_swapped_pair_of_lines_fails_at_the_seal_root(sealed: Path) -> None:
+def test_a_swapped_pair_of_lines_is_named_by_its_signed_anchor(sealed: Path) -> None:
     jsonl = sealed / "axiom_ledger.jsonl"
     lines = jsonl.read_bytes().splitlines(keepends=True)
     lines[2], lines[3] = lines[3], lines[2]
     jsonl.write_bytes(b"".join(lines))
-    with pytest.raises(RootMismatch, match=r"seals\.jsonl line 1"):
+    with pytest.raises(AnchorMismatch, match=r"leaf 2: .*height") as caught:
         audit(sealed)
+    assert (caught.value.expected, caught.value.computed) == (2, 3)
 
 
 def test_a_changed_seal_is_named(sealed: Path, capsys: pytest.CaptureFixture) -> None:
@@ -114,15 +122,18 @@ def test_another_key_is_untrusted(sealed: Path) -> None:
         audit(sealed, pubkey_hex="00" * 32)
 
 
-def test_without_seal_or_key_signatures_are_not_checked(ledger_dir: Path, key, capsys) -> None:
+def test_without_seal_or_key_no_signature_is_checked_so_it_fails(
+    ledger_dir: Path, key, capsys
+) -> None:
     with Ledger.open(ledger_dir, signing_key=key) as ledger:
         ledger.issue([sample_envelope(n) for n in range(3)])
-    assert not audit(ledger_dir).signatures_checked
-    assert main(["audit", "--ledger-dir", str(ledger_dir), "--json"]) == 0
+    with pytest.raises(NoAuditKey, match="no seal and no --pubkey"):
+        audit(ledger_dir)
+    assert main(["audit", "--ledger-dir", str(ledger_dir), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["leaves"] == 3 and report["signatures_checked"] is False
-    assert report["key_pinned"] is False
-    assert audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex()).signatures_checked
+    assert report["ok"] is False and report["check"] == "audit_key"
+    report = audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex())
+    assert report.signatures_verified == report.unsealed_leaves == 3 and report.key_pinned
 
 
 @pytest.mark.parametrize(
@@ -147,3 +158,19 @@ def test_audit_holds_a_signature_to_the_verifiers_format(ledger_dir: Path, key) 
     path.write_bytes(canonical_json(envelope) + b"\n")
     with pytest.raises(SignatureInvalid, match=r"leaf 0: envelope\.signature is not"):
         audit(ledger_dir, pubkey_hex=bytes(key.verify_key).hex())
+
+
+def test_a_sealed_leaf_rewritten_even_by_the_key_holder_fails_at_the_seal_root(
+    sealed: Path, key
+) -> None:
+    """Re-signed at its own height and reindexed, so only the seal's root can tell."""
+    from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
+
+    jsonl = sealed / "axiom_ledger.jsonl"
+    lines = jsonl.read_bytes().splitlines(keepends=True)
+    anchors = [{"chain": ANCHOR_CHAIN, "height": 2, **ANCHOR_SEE_RECEIPT}]
+    lines[2] = canonical_json(sign_envelope(sample_envelope(99), anchors, key)) + b"\n"
+    jsonl.write_bytes(b"".join(lines))
+    assert main(["reindex", "--ledger-dir", str(sealed)]) == 0
+    with pytest.raises(RootMismatch, match=r"seals\.jsonl line 1"):
+        audit(sealed)

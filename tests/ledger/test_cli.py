@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from crovia_spider.cli import main
+from ledger.canonical import canonical_json
 from ledger.keys import generate_signing_key
 from ledger.store import Ledger
 from tests.vectors.make_vectors import SEED_RECEIPT, sample_envelope
@@ -78,7 +79,7 @@ def test_a_failed_check_exits_1_naming_it(tmp_path: Path, capsys: pytest.Capture
     receipt = json.loads(SEED_RECEIPT.read_bytes())
     receipt["seal"]["merkle_root"] = "00" * 32
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(receipt))
+    path.write_bytes(canonical_json(receipt))  # exact bytes, so the check that fails is the root
     assert main(["verify", str(path)]) == 1
     err = capsys.readouterr().err
     assert "check merkle_root failed" in err and "00" * 32 in err and "expected" in err

@@ -11,6 +11,7 @@ import pytest
 
 from ledger.canonical import canonical_json
 from ledger.exceptions import InvalidPublicKey, UntrustedKey, VerificationError
+from ledger.seal import SEAL_EXTENSION_KEYS
 from ledger.verify import verify_receipt
 from tests.vectors import make_vectors
 from tests.vectors.make_vectors import TEST_KEY, build_ledger, mutations, seed_receipt
@@ -62,7 +63,10 @@ def test_every_receipt_of_our_ledgers_verifies_pinned(our_receipts: dict) -> Non
 def test_our_receipts_have_exactly_the_seed_shape(our_receipts: dict) -> None:
     seed = seed_receipt()
     ours = our_receipts[13][5]
-    assert _shape(ours) == _shape(seed)
+    shape = _shape(ours)
+    added = {name: shape["seal"].pop(name, None) for name in SEAL_EXTENSION_KEYS}
+    assert shape == _shape(seed)
+    assert added == dict.fromkeys(SEAL_EXTENSION_KEYS, "str")  # new seals: exactly the extension
     assert ours["bitcoin_anchor"]["status"] == "not_stamped"  # nothing stamps it: no "pending"
     assert ours["envelope"]["anchors"][0]["height"] == ours["ledger"]["leaf_index"] == 5
 

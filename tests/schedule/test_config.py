@@ -125,7 +125,7 @@ JOB = 'name = "j"\nspider = "vendor_press"\nevery = "1h"\n'
         ("[[jobs]]\n" + JOB.replace('"vendor_press"', '"../evil"'), "'spider' must be a spider"),
         ("[[jobs]]\n" + JOB.replace('"j"', '"two words"'), "'name' must be a string"),
         ('[[jobs]]\nspider = "s"\nevery = "1h"\n', "job '#1': 'name' must be"),
-        ("[settings]\nx = 1\n", "unknown top-level key(s) ['settings']"),
+        ("[settings]\nx = 1\n", "unknown top-level key(s) 'settings'; allowed: [[jobs]]"),
         ("", "no [[jobs]] entries"),
         ("jobs = 3\n", "no [[jobs]] entries"),
         ("[[jobs]\n", "not valid TOML"),

@@ -35,6 +35,7 @@ def test_import_opml_appends_new_feeds_and_keeps_the_file_valid(tmp_path):
     assert "2 added, 1 already configured, 1 skipped" in proc.stdout
     text = feeds.read_text()
     assert text.startswith("# my feeds\n")
+    (tmp_path / "ledger").mkdir()  # `feeds list` needs a ledger directory, even an empty one
     listed = json.loads(
         crovia(tmp_path, "feeds", "list", "--feeds-file", str(feeds), "--json").stdout
     )

@@ -68,11 +68,15 @@ class Site:
 
 
 def publish(ledger_dir: Path, directory: Path) -> None:
-    from crovia_spider.web.site import publish_site
-    from ledger.store import Ledger
-
-    with Ledger.open(ledger_dir) as reader:
-        publish_site(reader, directory)
+    """`crovia publish DIR --ledger-dir LEDGER`, as an operator runs it."""
+    done = subprocess.run(
+        [str(BIN / "crovia"), "publish", str(directory), "--ledger-dir", str(ledger_dir)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 class Server:

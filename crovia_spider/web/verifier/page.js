@@ -26,14 +26,21 @@
 
   const show = (v) => (v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
 
-  function renderVouches(receipt) {
+  function stampText(stamps) {
+    if (!stamps) return "";
+    const parts = [`OpenTimestamps: ${stamps.opentimestamps}`];
+    if (stamps.rfc3161.length) parts.push(`RFC 3161: ${stamps.rfc3161.join(", ")}`);
+    const any = stamps.rfc3161.length || !["not_stamped", "pending_next_stamp"].includes(stamps.opentimestamps);
+    return parts.join("; ") + (any ? " (not checked in the browser: use crovia verify --tsa-root)" : "");
+  }
+
+  function renderVouches(receipt, stamps) {
     const list = $("vouches");
     list.replaceChildren();
     if (!receipt || !receipt.envelope || !receipt.envelope.body) return;
     const body = V.plain(receipt.envelope.body);
     const env = V.plain(receipt.envelope);
     const seal = V.plain(receipt.seal || {});
-    const anchor = V.plain(receipt.bitcoin_anchor || {});
     const record = body.spider_record || {};
     const rows = [
       ["vendor", body.vendor],
@@ -44,7 +51,7 @@
       ["leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
       ["sealed_at", seal.sealed_at],
       ["key_id", seal.key_id],
-      ["stamps", anchor.status],
+      ["stamps", stampText(stamps)],
     ];
     for (const [name, value] of rows) {
       list.append(el("dt", name), el("dd", show(value), { "data-field": name }));
@@ -100,7 +107,7 @@
     if (report.failed) verdict.setAttribute("data-failed", report.failed);
     else verdict.removeAttribute("data-failed");
     renderKey(report, pin);
-    renderVouches(report.verdict === "valid" ? report.receipt : null);
+    renderVouches(report.verdict === "valid" ? report.receipt : null, report.stamps);
     renderChecks(report);
   }
 

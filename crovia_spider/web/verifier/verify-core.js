@@ -296,34 +296,25 @@
 
   // -- the checks of `crovia verify` (ledger/verify.py), same order, same names ---------------
 
+  const SEED_SEAL_KEYS = [
+    "first_collector_run_id", "first_receipt_hash", "jsonl_path", "key_id",
+    "last_collector_run_id", "last_receipt_hash", "leaf_count", "merkle_root", "public_key_hex",
+    "run_id", "schema", "seal_family_version", "seal_kind", "sealed_at", "sig_algorithm",
+    "signature", "signer_version",
+  ];
+  const SEAL_KEY_SETS = [SEED_SEAL_KEYS, [...SEED_SEAL_KEYS, "prev_seal_sha256", "rfc6962_root"]];
   const RECEIPT_SECTIONS = {
     bitcoin_anchor: ["bitcoin_attestations", "calendar_attestations", "ots_url", "stamped_at", "status"],
     ledger: ["leaf_hash", "leaf_index", "ledger_path"],
     merkle_proof: [...Object.keys(MERKLE_PROOF_PARAMS), "path"],
-    seal: [
-      "first_collector_run_id",
-      "first_receipt_hash",
-      "jsonl_path",
-      "key_id",
-      "last_collector_run_id",
-      "last_receipt_hash",
-      "leaf_count",
-      "merkle_root",
-      "public_key_hex",
-      "run_id",
-      "schema",
-      "seal_family_version",
-      "seal_kind",
-      "sealed_at",
-      "sig_algorithm",
-      "signature",
-      "signer_version",
-    ],
     trust_root: ["key_id", "public_key_hex", "signature_algorithm", "url"],
     verifier: ["spec", "url"],
   };
-  const RECEIPT_KEYS = [...Object.keys(RECEIPT_SECTIONS), "_canonicalization", "axiom_id", "envelope", "schema"];
+  const RECEIPT_KEYS = [...Object.keys(RECEIPT_SECTIONS), "seal", "_canonicalization", "axiom_id", "envelope", "schema"];
+  const OPTIONAL_KEYS = { receipt: ["key_rotations", "rfc3161_timestamps"], bitcoin_anchor: ["ots_proof_base64"] };
   const UNSTAMPED_STATUSES = ["pending_next_stamp", "not_stamped"];
+  const PROVEN_STATUSES = ["pending_next_stamp", "confirmed"];
+  const TOKEN_KEYS = ["gen_time", "token_base64", "tsa_url"];
   const TYPES = [
     ["seal", "leaf_count", "int"],
     ["seal", "merkle_root", "str"],
@@ -335,26 +326,96 @@
     ["ledger", "leaf_hash", "str"],
     ["merkle_proof", "path", "list"],
   ];
+  const ENVELOPE_KEYS = [
+    "anchors", "axiom_id", "axiom_type", "body", "confidence", "decision", "issued_at", "notes",
+    "object", "predecessors", "schema", "signature", "signer", "subject", "tsa", "zk_mode", "zk_proof",
+  ];
+  const LEGACY_ANCHOR_CHAINS = ["crovia.axiom_graph"];
+  const ANCHOR_KEYS = ["chain", "height", "merkle_proof", "root_at_anchor"];
+  const REPORTED = [
+    ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "title"], ["body", "vendor"],
+    ["object", "captured_by"], ["object", "primary_source_url"], ["subject", "observed_at"],
+  ];
+  const ROTATION_SCHEMA = "crovia.key_rotation.v1";
+  const ROTATION_KEYS = [
+    "schema", "old_public_key_hex", "old_key_id", "new_public_key_hex", "new_key_id", "leaf_count",
+    "prev_seal_sha256", "rotated_at", "old_signature", "new_signature",
+  ];
+  const ROTATION_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
   const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof JsonInt);
   const typeName = (v) =>
     v === null ? "NoneType" : v instanceof JsonInt ? "int" : Array.isArray(v) ? "list"
       : typeof v === "string" ? "str" : typeof v === "boolean" ? "bool" : "dict";
   const sortedKeys = (v) => Object.keys(v).sort(compareCodePoints);
+  const sameSet = (a, b) => canonical([...a].sort(compareCodePoints)) === canonical([...b].sort(compareCodePoints));
+  const has = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
 
   function expectKeys(name, section, keys) {
-    const want = [...keys].sort(compareCodePoints);
-    if (!isObject(section) || canonical(sortedKeys(section)) !== canonical(want)) {
-      throw new CheckFailed("receipt_shape", `${name} keys`, want, isObject(section) ? sortedKeys(section) : typeName(section));
+    const optional = OPTIONAL_KEYS[name] || [];
+    const ok = isObject(section) && keys.every((k) => has(section, k)) &&
+      Object.keys(section).every((k) => keys.includes(k) || optional.includes(k));
+    if (!ok) {
+      throw new CheckFailed("receipt_shape", `${name} keys`, [...keys].sort(compareCodePoints),
+        isObject(section) ? sortedKeys(section) : typeName(section));
     }
+  }
+
+  function checkStampShape(receipt) {
+    if (has(receipt, "rfc3161_timestamps")) {
+      receipt.rfc3161_timestamps.forEach((token, n) => {
+        if (!isObject(token) || !sameSet(Object.keys(token), TOKEN_KEYS)) {
+          throw new CheckFailed("receipt_shape", `rfc3161_timestamps[${n}] keys`, TOKEN_KEYS);
+        }
+        if (!Object.values(token).every((v) => typeof v === "string")) {
+          throw new CheckFailed("receipt_shape", `rfc3161_timestamps[${n}] values are strings`);
+        }
+      });
+    }
+    const anchor = receipt.bitcoin_anchor;
+    if (!has(anchor, "ots_proof_base64")) {
+      const claims = truthy(anchor.bitcoin_attestations) || truthy(anchor.calendar_attestations);
+      if (claims || !UNSTAMPED_STATUSES.includes(anchor.status)) {
+        throw new CheckFailed("bitcoin_anchor", "bitcoin_anchor claims an attestation but carries no proof to check it",
+          `no attestations, status in ${UNSTAMPED_STATUSES}`, plain(anchor));
+      }
+      return;
+    }
+    if (typeof anchor.ots_proof_base64 !== "string" || !anchor.ots_proof_base64) {
+      throw new CheckFailed("receipt_shape", "bitcoin_anchor.ots_proof_base64 is a non-empty string");
+    }
+    for (const name of ["bitcoin_attestations", "calendar_attestations"]) {
+      if (!Array.isArray(anchor[name])) throw new CheckFailed("receipt_shape", `bitcoin_anchor.${name} is a list`);
+    }
+    if (!PROVEN_STATUSES.includes(anchor.status)) {
+      throw new CheckFailed("bitcoin_anchor", "bitcoin_anchor.status with a proof", PROVEN_STATUSES, plain(anchor.status));
+    }
+  }
+
+  // Python's truth value of a JSON value (the shape check is written `a or b`).
+  function truthy(v) {
+    if (v === null || v === false || v === "") return false;
+    if (v instanceof JsonInt) return v.big !== 0n;
+    if (Array.isArray(v)) return v.length > 0;
+    if (isObject(v)) return Object.keys(v).length > 0;
+    return Boolean(v);
   }
 
   function checkShape(receipt) {
     if (!isObject(receipt)) throw new CheckFailed("receipt_shape", "a receipt is a JSON object", null, typeName(receipt));
     expectKeys("receipt", receipt, RECEIPT_KEYS);
     for (const [name, keys] of Object.entries(RECEIPT_SECTIONS)) expectKeys(name, receipt[name], keys);
+    const seal = receipt.seal;
+    if (!isObject(seal) || !SEAL_KEY_SETS.some((keys) => sameSet(Object.keys(seal), keys))) {
+      throw new CheckFailed("receipt_shape", "seal keys", SEED_SEAL_KEYS, isObject(seal) ? sortedKeys(seal) : typeName(seal));
+    }
+    for (const name of OPTIONAL_KEYS.receipt) {
+      if (has(receipt, name) && (!Array.isArray(receipt[name]) || !receipt[name].length)) {
+        throw new CheckFailed("receipt_shape", `${name}, when present, is a non-empty list`);
+      }
+    }
     const env = receipt.envelope;
-    if (!isObject(env) || !("axiom_id" in env) || !("signature" in env)) {
+    if (!isObject(env) || !has(env, "axiom_id") || !has(env, "signature")) {
       throw new CheckFailed("receipt_shape", "envelope is an object with axiom_id and signature");
     }
     if (receipt.schema !== RECEIPT_SCHEMA) throw new CheckFailed("receipt_shape", "schema", RECEIPT_SCHEMA, plain(receipt.schema));
@@ -365,15 +426,84 @@
       const got = typeName(receipt[section][name]);
       if (got !== kind) throw new CheckFailed("receipt_shape", `${section}.${name} type`, kind, got);
     }
-    const anchor = receipt.bitcoin_anchor;
-    const claims = anchor.bitcoin_attestations.length || anchor.calendar_attestations.length;
-    if (claims || !UNSTAMPED_STATUSES.includes(anchor.status)) {
-      throw new CheckFailed("bitcoin_anchor", "bitcoin_anchor claims an attestation this verifier cannot check",
-        `no attestations, status in ${UNSTAMPED_STATUSES}`, plain(anchor));
-    }
-    const keyHex = receipt.seal.public_key_hex;
-    if (!HEX64.test(keyHex)) throw new CheckFailed("receipt_shape", "seal.public_key_hex is not 64 hex", "64 hex", keyHex);
+    checkStampShape(receipt);
+    if (!HEX64.test(seal.public_key_hex)) throw new CheckFailed("receipt_shape", "seal.public_key_hex is not 64 hex", "64 hex", seal.public_key_hex);
   }
+
+  // -- key rotations (ledger/rotation.py, ledger/keychain.py) ----------------------------------
+
+  const keyIdOf = async (hex) => toHex(await sha256(fromHex(hex))).slice(0, 16);
+
+  async function checkRotation(record, where) {
+    if (!isObject(record) || !sameSet(Object.keys(record), ROTATION_KEYS)) {
+      throw new CheckFailed("key_rotation", `${where}: keys`, ROTATION_KEYS, isObject(record) ? sortedKeys(record) : typeName(record));
+    }
+    if (record.schema !== ROTATION_SCHEMA) throw new CheckFailed("key_rotation", `${where}: schema`, ROTATION_SCHEMA, plain(record.schema));
+    if (!(record.leaf_count instanceof JsonInt) || record.leaf_count.big < 0n) {
+      throw new CheckFailed("key_rotation", `${where}: leaf_count is a count`, null, plain(record.leaf_count));
+    }
+    const match = (name, pattern) => {
+      if (typeof record[name] !== "string" || !pattern.test(record[name])) {
+        throw new CheckFailed("key_rotation", `${where}: ${name}`, String(pattern), plain(record[name]));
+      }
+    };
+    match("old_public_key_hex", HEX64);
+    match("new_public_key_hex", HEX64);
+    match("rotated_at", ROTATION_TIME);
+    if (record.prev_seal_sha256 !== "") match("prev_seal_sha256", HEX64);
+    const signed = concat(encoder.encode(ROTATION_SCHEMA + "\n"), canonicalBytes(without(record, ["old_signature", "new_signature"])));
+    for (const side of ["old", "new"]) {
+      const pub = record[`${side}_public_key_hex`];
+      const id = await keyIdOf(pub);
+      if (record[`${side}_key_id`] !== id) throw new CheckFailed("key_rotation", `${where}: ${side}_key_id`, id, plain(record[`${side}_key_id`]));
+      match(`${side}_signature`, HEX128);
+      if (!(await ed25519Verify(pub, record[`${side}_signature`], signed))) {
+        throw new CheckFailed("key_rotation", `${where}: ${side}_signature does not verify under ${side}_public_key_hex`,
+          "valid ed25519 signature", record[`${side}_signature`]);
+      }
+    }
+  }
+
+  // The keys a receipt vouches for: the seal's alone, or key_rotations up to it.
+  async function keyChain(receipt) {
+    const seal = receipt.seal;
+    if (!has(receipt, "key_rotations")) return { keys: [seal.public_key_hex], records: [] };
+    const records = receipt.key_rotations;
+    if (!isObject(records[0])) throw new CheckFailed("key_rotation", "key_rotations is a non-empty list of rotation records");
+    const keys = [records[0].old_public_key_hex];
+    let previous = 0n;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n];
+      const where = `key_rotations ${n + 1}`;
+      await checkRotation(record, where);
+      if (record.old_public_key_hex !== keys[keys.length - 1]) {
+        throw new CheckFailed("key_rotation", `${where}: old_public_key_hex`, keys[keys.length - 1], record.old_public_key_hex);
+      }
+      if (keys.includes(record.new_public_key_hex)) {
+        throw new CheckFailed("key_rotation", `${where}: hands over to a key the ledger had before`, null, record.new_public_key_hex);
+      }
+      if (record.leaf_count.big < previous) {
+        throw new CheckFailed("key_rotation", `${where}: leaf_count goes back`, `>= ${previous}`, plain(record.leaf_count));
+      }
+      keys.push(record.new_public_key_hex);
+      previous = record.leaf_count.big;
+    }
+    if (keys[keys.length - 1] !== seal.public_key_hex) {
+      throw new CheckFailed("key_rotation", "key_rotations: last new key = seal.public_key_hex", seal.public_key_hex, keys[keys.length - 1]);
+    }
+    if (records[records.length - 1].leaf_count.big > seal.leaf_count.big) {
+      throw new CheckFailed("key_rotation", "key_rotations: a rotation after the seal", `leaf_count <= ${seal.leaf_count.big}`, plain(records[records.length - 1].leaf_count));
+    }
+    return { keys, records };
+  }
+
+  function keyForLeaf(chain, leafIndex) {
+    let era = 0;
+    while (era < chain.records.length && chain.records[era].leaf_count.big <= leafIndex) era++;
+    return chain.keys[era];
+  }
+
+  // -- the envelope and the proof ---------------------------------------------------------------
 
   async function checkAxiomId(receipt) {
     const env = receipt.envelope;
@@ -382,7 +512,6 @@
     for (const [where, claimed] of [["envelope.axiom_id", env.axiom_id], ["axiom_id", receipt.axiom_id]]) {
       if (claimed !== computed) throw new CheckFailed("axiom_id", `${where} does not match the envelope`, plain(claimed), computed);
     }
-    return computed;
   }
 
   function checkVerifierUrl(receipt) {
@@ -397,8 +526,33 @@
     }
     const message = canonicalBytes(without(env, ["signature", "axiom_id"]));
     if (!(await ed25519Verify(keyHex, claimed.slice(SIGNATURE_PREFIX.length), message))) {
-      throw new CheckFailed("envelope_signature", "envelope signature does not verify under seal.public_key_hex", "valid ed25519 signature", claimed);
+      throw new CheckFailed("envelope_signature", "envelope signature does not verify under the key of its leaf", "valid ed25519 signature", claimed);
     }
+  }
+
+  function firstAnchor(env) {
+    const anchors = env.anchors;
+    const first = Array.isArray(anchors) && anchors.length ? anchors[0] : null;
+    if (!isObject(first) || !sameSet(Object.keys(first), ANCHOR_KEYS) || typeof first.chain !== "string" || !(first.height instanceof JsonInt)) {
+      throw new CheckFailed("envelope_shape", "envelope.anchors[0] is {chain, height, merkle_proof, root_at_anchor}", null, plain(anchors));
+    }
+    return [first.chain, first.height.big];
+  }
+
+  function checkEnvelopeShape(env) {
+    if (!sameSet(Object.keys(env), ENVELOPE_KEYS)) {
+      throw new CheckFailed("envelope_shape", "envelope keys", ENVELOPE_KEYS, sortedKeys(env));
+    }
+    for (const [name, value] of [["schema", ENVELOPE_SCHEMA], ["axiom_type", AXIOM_TYPE]]) {
+      if (env[name] !== value) throw new CheckFailed("envelope_shape", `envelope.${name}`, value, plain(env[name]));
+    }
+    for (const [section, name] of REPORTED) {
+      const holder = section ? env[section] : env;
+      if (!isObject(holder) || typeof holder[name] !== "string") {
+        throw new CheckFailed("envelope_shape", `envelope.${section ? section + "." : ""}${name} is a string`, "str", plain(holder));
+      }
+    }
+    firstAnchor(env);
   }
 
   async function checkLeafHash(receipt) {
@@ -431,7 +585,7 @@
     for (let level = 0; level < path.length; level++) {
       const step = path[level];
       const side = (index >> BigInt(level)) & 1n ? "left" : "right";
-      if (!isObject(step) || canonical(sortedKeys(step)) !== canonical(["sibling", "side"])) {
+      if (!isObject(step) || !sameSet(Object.keys(step), ["sibling", "side"])) {
         throw new CheckFailed("merkle_path", `path[${level}] shape`, "{sibling, side}", plain(step));
       }
       if (step.side !== side) throw new CheckFailed("merkle_path", `path[${level}].side = bit ${level} of leaf_index`, side, plain(step.side));
@@ -447,15 +601,15 @@
     }
   }
 
+  // Returns false when the anchor is the reference system's placeholder (not compared).
   function checkAnchor(receipt) {
-    const anchors = receipt.envelope.anchors;
-    const first = Array.isArray(anchors) && anchors.length ? anchors[0] : null;
-    if (isObject(first) && first.chain === ANCHOR_CHAIN) {
-      const height = first.height instanceof JsonInt ? first.height.big : null;
-      if (height !== receipt.ledger.leaf_index.big) {
-        throw new CheckFailed("anchor", "envelope.anchors[0].height is the leaf index", plain(receipt.ledger.leaf_index), plain(first.height));
-      }
+    const [chain, height] = firstAnchor(receipt.envelope);
+    if (LEGACY_ANCHOR_CHAINS.includes(chain)) return false;
+    if (chain !== ANCHOR_CHAIN) throw new CheckFailed("anchor", "envelope.anchors[0].chain", ANCHOR_CHAIN, chain);
+    if (height !== receipt.ledger.leaf_index.big) {
+      throw new CheckFailed("anchor", "envelope.anchors[0].height is the leaf index", plain(receipt.ledger.leaf_index), String(height));
     }
+    return true;
   }
 
   async function checkSealSignature(seal) {
@@ -466,7 +620,7 @@
     if (!(await ed25519Verify(seal.public_key_hex, seal.signature, message))) {
       throw new CheckFailed("seal_signature", "seal signature does not verify under seal.public_key_hex", "valid ed25519 signature", seal.signature);
     }
-    const computed = toHex(await sha256(fromHex(seal.public_key_hex))).slice(0, 16);
+    const computed = await keyIdOf(seal.public_key_hex);
     if (seal.key_id !== computed) throw new CheckFailed("key_id", "seal.key_id", plain(seal.key_id), computed);
   }
 
@@ -482,8 +636,9 @@
 
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-  // The bytes must be exactly the canonical JSON of what they parse to (docs/ledger.md).
+  // The bytes must be exactly the canonical JSON of what they parse to (ledger/receipt_bytes.py).
   function checkCanonicalBytes(bytes) {
+    if (bytes.length > 16 * 1024 * 1024) throw new CheckFailed("canonical_bytes", "larger than 16 MiB");
     let text;
     try {
       text = decoder.decode(bytes);
@@ -493,27 +648,31 @@
     const value = parseJson(text);
     const again = canonicalBytes(value);
     if (!sameBytes(again, bytes)) {
-      throw new CheckFailed("canonical_bytes", "the bytes are not the canonical JSON of the receipt", `${again.length} canonical bytes`, `${bytes.length} bytes given`);
+      throw new CheckFailed("canonical_bytes", "the bytes are not the canonical JSON of the receipt (whitespace, key order, an escape, or a trailing newline)",
+        `${again.length} canonical bytes`, `${bytes.length} bytes given`);
     }
     return value;
   }
 
   // Runs every check; returns {verdict, checks: [{name, ok, message, expected, computed}],
-  // failed, receipt, key}. `pin` is the site's trust root ({public_key_hex}) or null.
+  // failed, receipt, key, stamps}. `pin` is the site's trust root ({public_key_hex}) or null.
   async function verifyReceiptBytes(bytes, pin) {
     const checks = [];
-    const report = { verdict: "invalid", checks, failed: null, receipt: null, key: "unpinned" };
+    const report = { verdict: "invalid", checks, failed: null, receipt: null, key: "unpinned", stamps: null };
     if (!(await ed25519Supported())) {
       report.verdict = "unsupported";
       return report;
     }
     let receipt = null;
+    let chain = null;
     const steps = [
       ["canonical_bytes", () => { receipt = checkCanonicalBytes(bytes); }],
       ["receipt_shape", () => checkShape(receipt)],
+      ["key_chain", async () => { chain = await keyChain(receipt); }],
       ["axiom_id", () => checkAxiomId(receipt)],
       ["verifier_url", () => checkVerifierUrl(receipt)],
-      ["envelope_signature", () => checkEnvelopeSignature(receipt.envelope, receipt.seal.public_key_hex)],
+      ["envelope_signature", () => checkEnvelopeSignature(receipt.envelope, keyForLeaf(chain, receipt.ledger.leaf_index.big))],
+      ["envelope_shape", () => checkEnvelopeShape(receipt.envelope)],
       ["leaf_hash", () => checkLeafHash(receipt)],
       ["merkle_path", () => checkPath(receipt)],
       ["anchor", () => checkAnchor(receipt)],
@@ -522,7 +681,9 @@
     ];
     for (const [name, run] of steps) {
       try {
-        await run();
+        const ran = await run();
+        if (name === "key_chain") continue; // reported as key_rotation below, as crovia verify does
+        if (name === "anchor" && ran === false) continue; // the reference system's placeholder
         checks.push({ name, ok: true });
       } catch (err) {
         if (!(err instanceof CheckFailed)) throw err;
@@ -532,10 +693,12 @@
         return report;
       }
     }
+    if (chain.records.length) checks.push({ name: "key_rotation", ok: true, message: `${chain.records.length} rotation(s) followed` });
     report.receipt = receipt;
     report.verdict = "valid";
+    report.stamps = stampsOf(receipt);
     if (pin && pin.public_key_hex) {
-      const same = receipt.seal.public_key_hex === pin.public_key_hex;
+      const same = chain.keys.includes(pin.public_key_hex);
       report.key = same ? "site" : "other";
       checks.push({
         name: "pinned_key",
@@ -546,6 +709,17 @@
       });
     }
     return report;
+  }
+
+  // What the receipt says of third-party time. The page shows it but does not check it: RFC 3161
+  // tokens (CMS) and OpenTimestamps proofs are checked by `crovia verify --tsa-root`.
+  function stampsOf(receipt) {
+    const anchor = plain(receipt.bitcoin_anchor);
+    const tokens = has(receipt, "rfc3161_timestamps") ? plain(receipt.rfc3161_timestamps) : [];
+    return {
+      opentimestamps: anchor.status,
+      rfc3161: tokens.map((t) => `${t.gen_time} (${t.tsa_url})`),
+    };
   }
 
   root.CroviaVerify = {

@@ -1,0 +1,171 @@
+"""`crovia keygen`, `crovia pubkey` and `crovia rotate-key`: the ledger's signing keys.
+
+One key signs a ledger at a time; `rotate-key` hands over to a new one on purpose (docs/ledger.md,
+"One key per ledger"). Output files go through crovia_spider/cli/output.py: nothing is written over
+an existing file without --force, and nothing over a key file ever. The ledger (PyNaCl) is imported
+inside handlers; key errors are LedgerError (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from crovia_spider.cli import EXIT_OK
+from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+from crovia_spider.cli.output import check_output, force_flag, write_output
+from crovia_spider.options import env_default, path_default
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add keygen, pubkey and rotate-key."""
+    _add_keygen(subparsers)
+    _add_pubkey(subparsers)
+    _add_rotate_key(subparsers)
+
+
+def _key_file(parser: argparse.ArgumentParser, *, flag: str = "--key", what: str = "") -> None:
+    parser.add_argument(
+        flag,
+        type=Path,
+        default=path_default("CROVIA_SIGNING_KEY_FILE"),
+        help=f"{what}signing key file (default: $CROVIA_SIGNING_KEY_FILE or %(default)s)",
+    )
+
+
+def _trust_root_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust-root", type=Path, help="also write the public trust root JSON to this file"
+    )
+    force_flag(parser)
+
+
+def _add_keygen(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "keygen",
+        help="create an ed25519 signing key (mode 0600)",
+        description="Create a new signing key file; never overwrites any file, --force or not"
+        " (--force applies to --trust-root only). Prints the public key.",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="where to write the key file")
+    _trust_root_flag(parser)
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_keygen)
+
+
+def _add_pubkey(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "pubkey",
+        help="print the public key and key_id of a signing key",
+        description="Print the public key and key_id of an existing key file, and write its"
+        " trust root (the format `crovia keygen --trust-root` writes) for others to pin.",
+    )
+    _key_file(parser)
+    _trust_root_flag(parser)
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_pubkey)
+
+
+def _add_rotate_key(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "rotate-key",
+        help="hand the ledger over to a new signing key, on purpose",
+        description="Seal with the current key, then append to rotations.jsonl a record signed by"
+        " both the current and the new key; from then on only the new key may write. Receipts and"
+        " `crovia audit` follow the chain, so either key can be pinned.",
+    )
+    parser.add_argument(
+        "--new-key", type=Path, required=True, help="the new key file (from `crovia keygen`)"
+    )
+    ledger_dir(parser)
+    _key_file(parser, what="the current ")
+    parser.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=float(env_default("CROVIA_LOCK_TIMEOUT")),
+        help="seconds to wait for the writer lock (default: %(default)s)",
+    )
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_rotate_key)
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from ledger.keys import generate_signing_key
+
+    if args.trust_root is not None:  # refuse before the key exists: nothing half done
+        check_output(args.trust_root, force=args.force)
+    key = generate_signing_key(args.out)
+    _write_trust_root(args, key)
+    if not args.json:
+        print(
+            f"signing key written to {args.out} (mode 0600):"
+            " keep it secret, back it up, never share it"
+        )
+    return _show(args, key, key_file=args.out)
+
+
+def cmd_pubkey(args: argparse.Namespace) -> int:
+    from ledger.keys import load_signing_key
+
+    key = load_signing_key(args.key)
+    _write_trust_root(args, key)
+    return _show(args, key, key_file=args.key)
+
+
+def cmd_rotate_key(args: argparse.Namespace) -> int:
+    from ledger.keys import load_signing_key
+    from ledger.store import Ledger
+
+    require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
+    old, new = load_signing_key(args.key), load_signing_key(args.new_key)
+    with Ledger.open(args.ledger_dir, signing_key=old, lock_timeout=args.lock_timeout) as ledger:
+        record = ledger.rotate_key(new)
+    if args.json:
+        print_json({"rotation": record, "new_key_file": str(args.new_key)})
+        return EXIT_OK
+    print(
+        f"rotated {args.ledger_dir} from key_id {record['old_key_id']} to key_id"
+        f" {record['new_key_id']} at leaf {record['leaf_count']} (the leaves before are sealed by"
+        " the old key)"
+    )
+    print(
+        f"from now on sign with {args.new_key}: set CROVIA_SIGNING_KEY_FILE={args.new_key} (or"
+        " --key) and publish its trust root (`crovia pubkey --key FILE --trust-root OUT`)"
+    )
+    return EXIT_OK
+
+
+def trust_root(public: bytes) -> dict[str, str]:
+    """The trust root of a raw ed25519 public key: what others pin (docs/ledger.md), with the
+    note verifier key of its checkpoints under $CROVIA_LOG_ORIGIN or the default origin."""
+    from ledger.keys import key_id
+    from ledger.tlog_store import log_origin, note_verifier_key
+
+    origin = log_origin(env_default("CROVIA_LOG_ORIGIN") or None, public)
+    return {
+        "key_id": key_id(public),
+        "note_verifier_key": note_verifier_key(public, origin),
+        "public_key_hex": public.hex(),
+        "signature_algorithm": "ed25519",
+    }
+
+
+def _write_trust_root(args: argparse.Namespace, key: object) -> None:
+    if args.trust_root is not None:
+        text = json.dumps(trust_root(bytes(key.verify_key)), indent=2, sort_keys=True) + "\n"
+        write_output(args.trust_root, text.encode("utf-8"), force=args.force)
+
+
+def _show(args: argparse.Namespace, key: object, *, key_file: Path) -> int:
+    root = trust_root(bytes(key.verify_key))
+    written = None if args.trust_root is None else str(args.trust_root)
+    if args.json:
+        print_json({**root, "key_file": str(key_file), "trust_root_file": written})
+        return EXIT_OK
+    print(f"public key: {root['public_key_hex']}")
+    print(f"key_id:     {root['key_id']}")
+    print(f"note verifier key: {root['note_verifier_key']}")
+    if written is not None:
+        print(f"trust root: {written}")
+    return EXIT_OK

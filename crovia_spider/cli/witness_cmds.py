@@ -1,0 +1,89 @@
+"""`crovia witness serve` and `crovia witness vkey`: a C2SP tlog-witness for other logs.
+
+The witness cosigns a log's checkpoint only after checking the log's signature and the
+consistency proof from the size it cosigned last (ledger/witness.py); Twisted carries the HTTP
+(crovia_spider/services/witness.py) and is imported inside the handler. docs/ledger.md, "Witness".
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from crovia_spider.cli import EXIT_OK
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `witness serve` and `witness vkey`."""
+    parser = subparsers.add_parser(
+        "witness",
+        help="run a transparency-log witness (C2SP tlog-witness)",
+        description="A witness cosigns checkpoints of the logs it knows, each only when it is"
+        " consistent with the last one it cosigned, so a log cannot show two histories.",
+    )
+    commands = parser.add_subparsers(dest="witness_command", metavar="ACTION", required=True)
+    serve = commands.add_parser("serve", help="serve add-checkpoint over HTTP")
+    _identity(serve)
+    serve.add_argument(
+        "--log",
+        action="append",
+        required=True,
+        metavar="ORIGIN=VKEY",
+        help="a log to witness: its origin and note verifier key (crovia pubkey prints it);"
+        " repeat for several",
+    )
+    serve.add_argument(
+        "--state", type=Path, default=Path("data/witness"), help="state directory (%(default)s)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
+    serve.add_argument("--port", type=int, default=8471, help="TCP port, 0: any (%(default)s)")
+    serve.set_defaults(handler=cmd_serve)
+    vkey = commands.add_parser("vkey", help="print the witness's cosignature verifier key")
+    _identity(vkey)
+    vkey.set_defaults(handler=cmd_vkey)
+
+
+def _identity(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--key", type=Path, required=True, help="the witness's ed25519 key file (crovia keygen)"
+    )
+    parser.add_argument("--name", help="the witness's key name (default: crovia-witness/<key_id>)")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from crovia_spider.services.witness import serve
+    from ledger.witness import Witness
+
+    logs = parse_logs(args.log)
+    return serve(Witness(args.state, _signer(args), logs), args.host, args.port)
+
+
+def cmd_vkey(args: argparse.Namespace) -> int:
+    print(_signer(args).vkey)
+    return EXIT_OK
+
+
+def parse_logs(specs: list[str]) -> dict[str, list[object]]:
+    """`ORIGIN=VKEY` flags -> the verifiers of each origin. Raises ConfigError for a bad one."""
+    from crovia_spider.exceptions import ConfigError
+    from ledger.tlog.note import Ed25519Verifier
+
+    logs: dict[str, list[object]] = {}
+    for spec in specs:
+        origin, equals, vkey = spec.partition("=")
+        if not equals or not origin:
+            raise ConfigError(f"--log {spec!r}: give ORIGIN=VKEY")
+        verifier = Ed25519Verifier.from_vkey(vkey)
+        if verifier.name != origin:
+            raise ConfigError(f"--log {spec!r}: the key's name {verifier.name!r} is not the origin")
+        logs.setdefault(origin, []).append(verifier)
+    return logs
+
+
+def _signer(args: argparse.Namespace) -> object:
+    from ledger.keys import key_id, load_signing_key
+    from ledger.tlog.cosignature import CosignatureSigner
+
+    key = load_signing_key(args.key)
+    name = args.name or f"crovia-witness/{key_id(bytes(key.verify_key))}"
+    return CosignatureSigner(name, key)

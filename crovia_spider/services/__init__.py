@@ -1,0 +1,1 @@
+"""Long-running HTTP services built on Twisted (the witness). Their logic lives in `ledger/`."""

@@ -1,0 +1,134 @@
+"""What makes a signed object an AX.OBS envelope, for `crovia verify` and `crovia audit` alike.
+
+A valid signature only says the key signed those bytes; a seal's fields with the seal's own
+signature verify as an "envelope" too (both sign canonical JSON of the object minus its signature).
+So both verifiers require the reference envelope's exact top-level key set, `schema`
+"crovia.axiom.v1", `axiom_type` "AX.OBS", an anchor naming the leaf index, and the fields a
+verifier reports with the right types. Sub-objects stay open: `object` may carry more keys than
+`captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
+and vendor. docs/ledger.md, "Envelopes".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
+from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
+
+ENVELOPE_KEYS = frozenset(
+    {
+        "anchors",
+        "axiom_id",
+        "axiom_type",
+        "body",
+        "confidence",
+        "decision",
+        "issued_at",
+        "notes",
+        "object",
+        "predecessors",
+        "schema",
+        "signature",
+        "signer",
+        "subject",
+        "tsa",
+        "zk_mode",
+        "zk_proof",
+    }
+)
+# The reference system's anchors were placeholders ("crovia.axiom_graph", height 0 for leaf
+# 233,395 in the seed): a receipt on that chain is accepted with its height unchecked, and only
+# this project's chain states a height a verifier can hold to the leaf index.
+LEGACY_ANCHOR_CHAINS = frozenset({"crovia.axiom_graph"})
+# The string fields a verifier reports, by section ("" = the envelope itself).
+REPORTED: tuple[tuple[str, str], ...] = (
+    ("", "axiom_id"),
+    ("", "issued_at"),
+    ("", "signature"),
+    ("body", "title"),
+    ("body", "vendor"),
+    ("object", "captured_by"),
+    ("object", "primary_source_url"),
+    ("subject", "observed_at"),
+)
+
+
+def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
+    """Raise EnvelopeMalformed unless `envelope` has the AX.OBS shape (exact keys, schema,
+    axiom_type, the reported fields as strings, and unless `anchor` is False, a first anchor
+    `{chain, height, ...}`: the audit holds it to its exact form with `ledger_anchor_height`).
+    """
+    if type(envelope) is not dict:
+        raise EnvelopeMalformed("an envelope is a JSON object", computed=type(envelope).__name__)
+    if envelope.keys() != ENVELOPE_KEYS:
+        missing = sorted(ENVELOPE_KEYS - envelope.keys())
+        extra = sorted(envelope.keys() - ENVELOPE_KEYS)
+        raise EnvelopeMalformed(
+            f"envelope keys: missing {missing}, unexpected {extra}",
+            expected=sorted(ENVELOPE_KEYS),
+            computed=sorted(envelope),
+        )
+    for name, value in (("schema", ENVELOPE_SCHEMA), ("axiom_type", AXIOM_TYPE)):
+        if envelope[name] != value:
+            raise EnvelopeMalformed(f"envelope.{name}", expected=value, computed=envelope[name])
+    for section, name in REPORTED:
+        holder = envelope[section] if section else envelope
+        if type(holder) is not dict or type(holder.get(name)) is not str:
+            where = f"envelope.{section}.{name}" if section else f"envelope.{name}"
+            raise EnvelopeMalformed(f"{where} is a string", expected="str", computed=holder)
+    if anchor:
+        first_anchor(envelope)
+
+
+def first_anchor(envelope: Mapping[str, Any]) -> tuple[str, int]:
+    """(chain, height) of `anchors[0]`; EnvelopeMalformed unless it is `{chain: str, height: int}`
+    with the reference anchor's four keys."""
+    anchors = envelope["anchors"]
+    first = anchors[0] if type(anchors) is list and anchors else None
+    if (
+        type(first) is not dict
+        or first.keys() != {"chain", "height", *ANCHOR_SEE_RECEIPT}
+        or type(first["chain"]) is not str
+        or type(first["height"]) is not int
+    ):
+        raise EnvelopeMalformed(
+            "envelope.anchors[0] is {chain, height, merkle_proof, root_at_anchor}",
+            computed=anchors,
+        )
+    return first["chain"], first["height"]
+
+
+def check_receipt_anchor(envelope: Mapping[str, Any], leaf_index: int) -> bool:
+    """Hold a receipt's envelope anchor to its leaf index; True when the height was compared.
+
+    This ledger's chain must state `leaf_index` (else AnchorMismatch); the reference system's
+    placeholder chain is accepted unchecked (False); any other chain is AnchorMismatch.
+    """
+    chain, height = first_anchor(envelope)
+    if chain in LEGACY_ANCHOR_CHAINS:
+        return False
+    if chain != ANCHOR_CHAIN:
+        raise AnchorMismatch("envelope.anchors[0].chain", expected=ANCHOR_CHAIN, computed=chain)
+    if height != leaf_index:
+        raise AnchorMismatch(
+            "envelope.anchors[0].height is the leaf index", expected=leaf_index, computed=height
+        )
+    return True
+
+
+def ledger_anchor_height(envelope: Mapping[str, Any]) -> int:
+    """The height of a ledger line's anchor, which must be exactly the one this ledger writes
+    (`crovia.axiom_ledger`, the see-receipt placeholders); else AnchorMismatch."""
+    anchors = envelope["anchors"]
+    first = anchors[0] if type(anchors) is list and anchors else None
+    height = first.get("height") if type(first) is dict else None
+    expected = [{"chain": ANCHOR_CHAIN, "height": height, **ANCHOR_SEE_RECEIPT}]
+    if type(height) is not int or anchors != expected:
+        raise AnchorMismatch(
+            "envelope.anchors is this ledger's one anchor",
+            expected=expected,
+            computed=envelope["anchors"],
+        )
+    return height

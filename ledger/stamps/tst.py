@@ -1,0 +1,193 @@
+"""Checking an RFC 3161 TimeStampToken offline: imprint, CMS signature, ESS binding, EKU, chain.
+
+The token (DER ContentInfo) is parsed with pyasn1-modules' CMS and TSP structures; signatures are
+checked with `cryptography`; the chain to pinned roots is checked by rfc3161-client (OpenSSL's
+PKCS7_verify at the token's genTime). Every refusal raises Rfc3161Invalid naming what differed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import rfc3161_client
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from pyasn1.codec.der import decoder, encoder
+from pyasn1.error import PyAsn1Error
+from pyasn1_modules import rfc3161, rfc5652
+
+from ledger.exceptions import Rfc3161Invalid
+from ledger.stamps import signature as sig
+
+ID_CT_TSTINFO = rfc3161.id_ct_TSTInfo
+ID_SIGNED_DATA = rfc5652.id_signedData
+SHA256_OID = "2.16.840.1.101.3.4.2.1"
+
+
+@dataclass(frozen=True)
+class TokenFacts:
+    """A token that passed: its genTime (ISO 8601, Z), the TSA certificate's subject, whether it
+    chains to a pinned root, and its nonce (None when the token has none).
+    """
+
+    gen_time: str
+    tsa_subject: str
+    pinned: bool
+    nonce: int | None
+
+
+def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = ()) -> TokenFacts:
+    """Check that `token` timestamps sha256(`data`), signed by the certificate it carries (with a
+    critical timeStamping EKU, bound by ESS signingCertificate(V2)); with `roots`, that this
+    certificate chains to one of them. Returns TokenFacts; raises Rfc3161Invalid.
+    """
+    try:
+        return _check_token(token, data, roots)
+    except (PyAsn1Error, ValueError) as exc:  # the libraries' word for bytes that are not DER
+        raise Rfc3161Invalid(f"the token is not well-formed: {type(exc).__name__}") from None
+
+
+def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> TokenFacts:
+    signed, tst_der, tst = _parse(token)
+    _check_imprint(tst, data)
+    info = _only_signer(signed)
+    _check_unsigned_fields(signed, info)
+    cert_der, cert = _signer_cert(signed, info)
+    sig.check_signed_attrs(info, tst_der, cert_der)
+    sig.verify_signer(info, cert)
+    _check_eku(cert)
+    if roots:
+        _check_chain(token, data, roots)
+    nonce = tst["nonce"]
+    return TokenFacts(
+        gen_time=_iso(tst["genTime"].asDateTime),
+        tsa_subject=cert.subject.rfc4514_string(),
+        pinned=bool(roots),
+        nonce=int(nonce) if nonce.isValue else None,
+    )
+
+
+def _parse(token: bytes) -> tuple[rfc5652.SignedData, bytes, rfc3161.TSTInfo]:
+    try:
+        info, rest = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
+        if rest or info["contentType"] != ID_SIGNED_DATA:
+            raise Rfc3161Invalid("the token is not one CMS SignedData", computed=len(rest))
+        signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
+        # DER only: every byte is then the encoding of what was checked (certificates included)
+        if encoder.encode(info) != token or encoder.encode(signed) != bytes(info["content"]):
+            raise Rfc3161Invalid("the token is not DER (re-encoding it changes its bytes)")
+        encap = signed["encapContentInfo"]
+        if encap["eContentType"] != ID_CT_TSTINFO:
+            raise Rfc3161Invalid(
+                "the token's content is not a TSTInfo",
+                expected=str(ID_CT_TSTINFO),
+                computed=str(encap["eContentType"]),
+            )
+        tst_der = bytes(encap["eContent"])
+        tst, rest = decoder.decode(tst_der, asn1Spec=rfc3161.TSTInfo())
+    except PyAsn1Error as exc:
+        raise Rfc3161Invalid(f"the token is not DER CMS: {exc}") from None
+    if rest:
+        raise Rfc3161Invalid("bytes after the TSTInfo", computed=len(rest))
+    return signed, tst_der, tst
+
+
+def _check_imprint(tst: rfc3161.TSTInfo, data: bytes) -> None:
+    imprint = tst["messageImprint"]
+    algorithm = str(imprint["hashAlgorithm"]["algorithm"])
+    if algorithm != SHA256_OID:
+        raise Rfc3161Invalid("imprint algorithm", expected=SHA256_OID, computed=algorithm)
+    expected = hashlib.sha256(data).hexdigest()
+    computed = bytes(imprint["hashedMessage"]).hex()
+    if computed != expected:
+        raise Rfc3161Invalid(
+            "the token's imprint is not sha256 of the seal's signed bytes",
+            expected=expected,
+            computed=computed,
+        )
+
+
+def _only_signer(signed: rfc5652.SignedData) -> rfc5652.SignerInfo:
+    infos = signed["signerInfos"]
+    if len(infos) != 1:
+        raise Rfc3161Invalid("a token has exactly one SignerInfo", expected=1, computed=len(infos))
+    return infos[0]
+
+
+def _check_unsigned_fields(signed: rfc5652.SignedData, info: rfc5652.SignerInfo) -> None:
+    """What the signature does not cover must still be exactly what RFC 5652 requires: SignedData
+    version 3 (content other than id-data), SignerInfo version 1 or 3 by its identifier, and the
+    signer's digest algorithm among the SignedData's.
+    """
+    expected_info = 1 if info["sid"].getName() == "issuerAndSerialNumber" else 3
+    versions = (int(signed["version"]), int(info["version"]))
+    if versions != (3, expected_info):
+        raise Rfc3161Invalid(
+            "SignedData and SignerInfo versions", expected=(3, expected_info), computed=versions
+        )
+    listed = {encoder.encode(algorithm) for algorithm in signed["digestAlgorithms"]}
+    if encoder.encode(info["digestAlgorithm"]) not in listed:
+        raise Rfc3161Invalid("the signer's digest algorithm is not among the SignedData's")
+
+
+def _signer_cert(
+    signed: rfc5652.SignedData, info: rfc5652.SignerInfo
+) -> tuple[bytes, x509.Certificate]:
+    """The embedded certificate the SignerInfo names (issuer and serial, or key identifier)."""
+    sid = info["sid"]
+    for choice in signed["certificates"] if signed["certificates"].isValue else ():
+        if choice.getName() != "certificate":
+            continue
+        der = encoder.encode(choice["certificate"])
+        try:
+            cert = x509.load_der_x509_certificate(der)
+        except x509.InvalidVersion as exc:  # not a ValueError
+            raise Rfc3161Invalid(f"an embedded certificate does not parse: {exc}") from None
+        if sig.names_certificate(sid, cert):
+            return der, cert
+    raise Rfc3161Invalid(
+        "the token does not carry the certificate that signed it (certReq was set)",
+        computed=sid.getName(),
+    )
+
+
+def _check_eku(cert: x509.Certificate) -> None:
+    try:
+        eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage)
+    except x509.ExtensionNotFound:
+        eku = None
+    timestamping = x509.ExtendedKeyUsageOID.TIME_STAMPING
+    if eku is None or not eku.critical or list(eku.value) != [timestamping]:
+        raise Rfc3161Invalid(
+            "the TSA certificate's extendedKeyUsage is not critical timeStamping only (RFC 3161)",
+            expected=timestamping.dotted_string,
+            computed=None if eku is None else [o.dotted_string for o in eku.value],
+        )
+
+
+def _content_info(token: bytes) -> rfc5652.ContentInfo:
+    return decoder.decode(token, asn1Spec=rfc5652.ContentInfo())[0]
+
+
+def _check_chain(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> None:
+    """rfc3161-client verifies a TimeStampResp, so the token is wrapped in a granted one."""
+    response = rfc3161.TimeStampResp()
+    response["status"]["status"] = 0
+    response["timeStampToken"] = _content_info(token)
+    try:
+        parsed = rfc3161_client.decode_timestamp_response(encoder.encode(response))
+        verifier = rfc3161_client.VerifierBuilder(roots=list(roots)).build()
+        verifier.verify(parsed, hashlib.sha256(data).digest())
+    except (rfc3161_client.VerificationError, ValueError, UnsupportedAlgorithm) as exc:
+        raise Rfc3161Invalid(
+            f"the TSA certificate does not chain to a pinned root: {exc}",
+            expected=[r.subject.rfc4514_string() for r in roots],
+        ) from None
+
+
+def _iso(moment: datetime) -> str:
+    text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else "") + "Z"
