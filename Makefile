@@ -6,8 +6,12 @@ STAMP  := $(VENV)/.installed-stamp
 
 # Same default as crovia_spider/options.py; the environment overrides it (make crawl creates it).
 export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
+# The browser tests drive this Chromium with Playwright (Debian's package; Playwright's own browser
+# download needs the internet). `make test CHROMIUM=/path/to/chromium` uses another.
+CHROMIUM ?= /usr/bin/chromium
+export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install crawl test demo lint bench clean need-openssl
+.PHONY: install browser crawl test demo lint bench clean need-openssl
 
 install: $(STAMP)
 
@@ -23,8 +27,21 @@ crawl: $(STAMP)
 	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
 	$(BIN)/scrapy crawl vendor_press
 
-test: $(STAMP) need-openssl
+test: $(STAMP) need-openssl $(CHROMIUM)
 	$(BIN)/python -m pytest
+
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the browser tests (apt-get install chromium)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "The browser tests need Chromium at $(CHROMIUM). Install it with:"; \
+	  echo "    sudo apt-get install -y chromium"; \
+	  echo "or point to one: make test CHROMIUM=/path/to/chromium"; \
+	  exit 1; \
+	fi
 
 # The stamp tests answer RFC 3161 requests with OpenSSL's own TSA (`openssl ts -reply`).
 need-openssl:

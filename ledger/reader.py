@@ -128,11 +128,22 @@ class LedgerReader:
                 f"{axiom_id} (leaf {row.leaf_index}) is not sealed yet; "
                 f"run `crovia seal --ledger-dir {self.directory}`"
             )
+        return self.receipt_at(row.leaf_index, seal)
+
+    def receipt_at(self, leaf_index: int, seal: dict[str, Any]) -> dict[str, Any]:
+        """The receipt binding leaf `leaf_index` to `seal`, one of this ledger's seals covering it.
+
+        Older receipts stay valid after later seals, so a publisher can bind each leaf to the first
+        seal that covers it and never rewrite it. Raises IndexCorrupt for a leaf the index lacks.
+        """
+        row = self._index.leaf(leaf_index)
+        if row is None or seal["leaf_count"] <= leaf_index:
+            raise IndexCorrupt(f"leaf {leaf_index} is not under a seal of {seal['leaf_count']}")
         line = self._read_line(row.offset, row.length)
-        path = self._tree(merkle.inclusion_path, row.leaf_index, seal["leaf_count"])
+        path = self._tree(merkle.inclusion_path, leaf_index, seal["leaf_count"])
         receipt = build_receipt(
             envelope=orjson.loads(line),
-            leaf_index=row.leaf_index,
+            leaf_index=leaf_index,
             leaf_hash=merkle.leaf_hash(line),
             ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
             path=path,

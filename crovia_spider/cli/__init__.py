@@ -36,6 +36,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.witness_cmds",
     "crovia_spider.cli.tlog_cmds",
     "crovia_spider.cli.stamp_cmds",
+    "crovia_spider.cli.web_cmds",
 )
 
 

@@ -52,7 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_publish(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import ConfigError
     from crovia_spider.services.witness_client import collect_cosignatures
-    from ledger.publish import publish
+    from crovia_spider.web.site import write_verifier_page
+    from ledger.publish import WRITERS, publish
+    from ledger.receipt_files import write_receipts
 
     if args.dir is None:
         raise ConfigError("give DIR or set CROVIA_PUBLISH_DIR")
@@ -61,7 +63,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         url.strip() for url in env_default("CROVIA_WITNESSES").split(",") if url.strip()
     ]
     cosigner = functools.partial(collect_cosignatures, witnesses) if witnesses else None
-    report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner)
+    # The log (tiles, bundles, seals), then the receipts of its new leaves and the verifier page.
+    writers = (*WRITERS, write_receipts, write_verifier_page)
+    report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner, writers=writers)
     if args.json:
         print_json({**report.__dict__, "written": len(report.written), "dir": str(args.dir)})
     elif report.previous_size == report.size and not report.written:

@@ -1,0 +1,46 @@
+"""`crovia serve`: serve a published directory read-only, with the browser verifier at /v/<id>.
+
+Twisted is imported inside the handler, so `crovia --help` and `crovia verify` never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from crovia_spider.cli import EXIT_OK, EXIT_USAGE
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve a published directory read-only (the verifier page at /v/<axiom_id>)",
+        description=(
+            "Serve DIR (written by `crovia publish`) over HTTP, read-only: files below DIR only,"
+            " no listings, a strict Content-Security-Policy; /v/<axiom_id> opens the verifier."
+            " Stops on Ctrl-C or SIGTERM."
+        ),
+    )
+    parser.add_argument("directory", type=Path, metavar="DIR", help="the published directory")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (%(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="TCP port; 0 picks a free one (%(default)s)"
+    )
+    parser.set_defaults(handler=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if not args.directory.is_dir():
+        print(f"crovia serve: error: {args.directory} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    from twisted.internet import reactor
+
+    from crovia_spider.web.serve import site
+
+    port = reactor.listenTCP(args.port, site(args.directory), interface=args.host)
+    address = port.getHost()
+    host = f"[{address.host}]" if ":" in address.host else address.host
+    print(f"serving {args.directory} at http://{host}:{address.port}/", flush=True)
+    reactor.run()
+    return EXIT_OK

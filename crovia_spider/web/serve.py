@@ -1,0 +1,103 @@
+"""`crovia serve DIR`: a read-only static server for a published directory, on Twisted.
+
+It maps `/v/` and `/v/<axiom_id>` to the verifier page and serves files below DIR, nothing else: no
+directory listings, no dot files, no `..` (raw or percent-encoded), no encoded slashes, and no
+file whose real path (symlinks resolved) leaves DIR. Every answer carries a strict
+Content-Security-Policy: the page may load scripts, styles and data from this origin only.
+docs/verifier.md gives the same rules for nginx.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote_to_bytes
+
+from twisted.web import resource, server
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    b"Content-Security-Policy": CONTENT_SECURITY_POLICY.encode(),
+    b"X-Content-Type-Options": b"nosniff",
+    b"Referrer-Policy": b"no-referrer",
+    b"Cross-Origin-Resource-Policy": b"same-origin",
+}
+CONTENT_TYPES = {
+    ".html": b"text/html; charset=utf-8",
+    ".js": b"text/javascript; charset=utf-8",
+    ".css": b"text/css; charset=utf-8",
+    ".json": b"application/json",
+}
+OCTET_STREAM = b"application/octet-stream"
+TEXT_PLAIN = b"text/plain; charset=utf-8"
+VERIFIER_PATH = re.compile(rb"/v/(axm_[0-9a-f]{64})?")
+_SEGMENT_FORBIDDEN = re.compile(rb"[\x00-\x1f\x7f/\\]")
+
+
+class PublishedDirectory(resource.Resource):
+    """The whole site as one leaf resource: every path is checked here, not by child lookup."""
+
+    isLeaf = True
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = Path(root).resolve(strict=True)
+
+    def render(self, request: server.Request) -> bytes:
+        for name, value in HEADERS.items():
+            request.setHeader(name, value)
+        if request.method not in (b"GET", b"HEAD"):
+            request.setResponseCode(405)
+            request.setHeader(b"Allow", b"GET, HEAD")
+            request.setHeader(b"Content-Type", TEXT_PLAIN)
+            return b"read-only\n"
+        return self._file(request)
+
+    def _file(self, request: server.Request) -> bytes:
+        path = self.resolve(request.path)
+        if path is None:
+            request.setResponseCode(404)
+            request.setHeader(b"Content-Type", TEXT_PLAIN)
+            return b"not found\n"
+        request.setHeader(b"Content-Type", _content_type(path))
+        request.setHeader(b"Cache-Control", b"no-cache")
+        return path.read_bytes()
+
+    def resolve(self, raw_path: bytes) -> Path | None:
+        """The file below the root that `raw_path` names, or None for anything refused."""
+        if VERIFIER_PATH.fullmatch(raw_path):
+            raw_path = b"/v/index.html"
+        if not raw_path.startswith(b"/"):
+            return None
+        segments = [unquote_to_bytes(part) for part in raw_path[1:].split(b"/")]
+        if not segments or any(_refused(segment) for segment in segments):
+            return None
+        candidate = self.root.joinpath(*(os.fsdecode(s) for s in segments))
+        try:
+            real = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if not real.is_relative_to(self.root) or not real.is_file():
+            return None
+        return real
+
+
+def _refused(segment: bytes) -> bool:
+    return not segment or segment.startswith(b".") or bool(_SEGMENT_FORBIDDEN.search(segment))
+
+
+def _content_type(path: Path) -> bytes:
+    if path.name == "checkpoint":
+        return TEXT_PLAIN
+    return CONTENT_TYPES.get(path.suffix, OCTET_STREAM)
+
+
+def site(root: Path) -> server.Site:
+    """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405)."""
+    web = server.Site(PublishedDirectory(root))
+    web.displayTracebacks = False
+    return web

@@ -1,0 +1,73 @@
+"""What `crovia publish` adds for people: the verifier page under `v/` and `trust_root.json`.
+
+A writer of `crovia publish` (ledger/publish.py, `WRITERS`; the receipts are
+ledger/receipt_files.py). The page pins the site's key: the trust root is written into the page
+itself (a JSON data block, not a script), so a copy of the page opened from disk still compares
+receipts with this site's key, not with the key a receipt carries. Files are rewritten only when
+their bytes change.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import orjson
+
+from ledger import jsonl
+from ledger.keys import key_id
+from ledger.publish import PublishContext
+from ledger.reader import SEALS_FILE
+from ledger.tlog_store import note_verifier_key
+
+PAGE_DIR = "v/"
+PAGE_ASSETS = ("index.html", "verify-core.js", "page.js", "verifier.css")
+TRUST_ROOT_FILE = "trust_root.json"
+_TRUST_ROOT_SLOT = b'{"key_id":null,"public_key_hex":null}'
+
+
+def write_verifier_page(context: PublishContext) -> None:
+    """Write the page (with the site's trust root in it) and `trust_root.json`, if changed."""
+    trust = site_trust_root(context)
+    text = json.dumps(trust, indent=2, sort_keys=True) + "\n"
+    _write_if_changed(context, TRUST_ROOT_FILE, text.encode())
+    for name in PAGE_ASSETS:
+        data = page_asset(name)
+        if name == "index.html":
+            data = data.replace(_TRUST_ROOT_SLOT, _embedded(trust))
+        _write_if_changed(context, PAGE_DIR + name, data)
+
+
+def site_trust_root(context: PublishContext) -> dict[str, str]:
+    """The trust root of the key that signed the newest published seal (the site's key now)."""
+    seal = _seal_at(context, context.new_size)
+    public = bytes.fromhex(seal["public_key_hex"])
+    return {
+        "key_id": key_id(public),
+        "note_verifier_key": note_verifier_key(public, context.checkpoint.origin),
+        "public_key_hex": public.hex(),
+        "signature_algorithm": "ed25519",
+    }
+
+
+def page_asset(name: str) -> bytes:
+    """The bytes of one file of the verifier page as shipped in the package."""
+    return resources.files("crovia_spider.web").joinpath("verifier", name).read_bytes()
+
+
+def _seal_at(context: PublishContext, leaf_count: int) -> dict:
+    for _offset, line in jsonl.iter_lines(context.ledger_dir / SEALS_FILE):
+        seal = orjson.loads(line)
+        if seal["leaf_count"] == leaf_count:
+            return seal
+    raise LookupError(f"no seal at {leaf_count} leaves in {context.ledger_dir}")
+
+
+def _embedded(trust: dict[str, str]) -> bytes:
+    # Inside <script type="application/json"> only "</" could end the block early; escape "<".
+    return json.dumps(trust, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c").encode()
+
+
+def _write_if_changed(context: PublishContext, relative: str, data: bytes) -> None:
+    if context.out.read(relative) != data:
+        context.out.write(relative, data)

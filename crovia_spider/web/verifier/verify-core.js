@@ -1,0 +1,756 @@
+// The verification core of the browser verifier: the checks of `crovia verify`, in the same order
+// and under the same names, over the exact bytes of a receipt. Pure: no DOM, no network. It uses
+// WebCrypto for SHA-256 and Ed25519 and nothing from any other origin. page.js renders its report.
+//
+// A classic script (not a module) so that a copy of the page opened from disk (file://) runs it
+// too; it defines one global, CroviaVerify.
+"use strict";
+
+(function (root) {
+  const MAX_DEPTH = 512;
+  const INT_MIN = -(2n ** 63n);
+  const INT_MAX = 2n ** 64n - 1n;
+  const HEX64 = /^[0-9a-f]{64}$/;
+  const HEX128 = /^[0-9a-f]{128}$/;
+  const SIGNATURE_PREFIX = "ed25519:";
+  const ENVELOPE_SCHEMA = "crovia.axiom.v1";
+  const AXIOM_TYPE = "AX.OBS";
+  const ANCHOR_CHAIN = "crovia.axiom_ledger";
+  const RECEIPT_SCHEMA = "crovia.axiom_proof.v1";
+  const CANONICALIZATION = {
+    envelope_id: "axm_ + sha256(envelope minus {signature, axiom_id, anchors})",
+    envelope_signature: "ed25519(envelope minus {signature, axiom_id})",
+    json: "sort_keys=True, separators=(',',':'), ensure_ascii=False, allow_nan=False, utf-8",
+    leaf_hash: "sha256(0x00 || canonical_json(envelope_full))",
+    seal_signature: "ed25519(seal minus {signature, sig_algorithm})",
+  };
+  const MERKLE_PROOF_PARAMS = {
+    hash_alg: "sha256",
+    leaf_prefix: "0x00",
+    node_prefix: "0x01",
+    odd_leaf_rule: "duplicate_last",
+  };
+
+  // -- errors ----------------------------------------------------------------------------------
+
+  class CheckFailed extends Error {
+    constructor(check, message, expected, computed) {
+      super(message);
+      this.check = check;
+      this.expected = expected === undefined ? null : expected;
+      this.computed = computed === undefined ? null : computed;
+    }
+  }
+
+  class Unsupported extends Error {}
+
+  // -- strict JSON ------------------------------------------------------------------------------
+  // JSON.parse keeps the last of duplicate keys and rounds integers beyond 2^53: a receipt is
+  // evidence, so we parse ourselves, refuse duplicates and keep every integer exact (BigInt).
+
+  class JsonInt {
+    constructor(big) {
+      this.big = big;
+    }
+  }
+
+  function parseJson(text) {
+    let i = 0;
+    const fail = (what) => {
+      throw new CheckFailed("canonical_bytes", `not JSON: ${what} at character ${i}`);
+    };
+    const ws = () => {
+      while (i < text.length && " \t\n\r".includes(text[i])) i++;
+    };
+    const value = (depth) => {
+      if (depth > MAX_DEPTH) fail(`nesting deeper than ${MAX_DEPTH}`);
+      ws();
+      const c = text[i];
+      if (c === "{") return object(depth);
+      if (c === "[") return array(depth);
+      if (c === '"') return string();
+      if (c === "-" || (c >= "0" && c <= "9")) return number();
+      for (const [word, v] of [["true", true], ["false", false], ["null", null]]) {
+        if (text.startsWith(word, i)) {
+          i += word.length;
+          return v;
+        }
+      }
+      return fail("unexpected character");
+    };
+    const object = (depth) => {
+      const out = Object.create(null);
+      i++;
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return out;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail("expected a key");
+        const key = string();
+        if (Object.prototype.hasOwnProperty.call(out, key)) {
+          throw new CheckFailed("canonical_bytes", `duplicate key ${JSON.stringify(key)}`);
+        }
+        ws();
+        if (text[i] !== ":") fail("expected ':'");
+        i++;
+        out[key] = value(depth + 1);
+        ws();
+        if (text[i] === ",") {
+          i++;
+        } else if (text[i] === "}") {
+          i++;
+          return out;
+        } else {
+          fail("expected ',' or '}'");
+        }
+      }
+    };
+    const array = (depth) => {
+      const out = [];
+      i++;
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return out;
+      }
+      for (;;) {
+        out.push(value(depth + 1));
+        ws();
+        if (text[i] === ",") {
+          i++;
+        } else if (text[i] === "]") {
+          i++;
+          return out;
+        } else {
+          fail("expected ',' or ']'");
+        }
+      }
+    };
+    const ESCAPES = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+    const string = () => {
+      let out = "";
+      i++;
+      for (;;) {
+        if (i >= text.length) fail("unterminated string");
+        const c = text[i++];
+        if (c === '"') return out;
+        if (c < " ") fail("control character in a string");
+        if (c !== "\\") {
+          out += c;
+          continue;
+        }
+        const e = text[i++];
+        if (e === "u") {
+          const hex = text.slice(i, i + 4);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("bad \\u escape");
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 4;
+        } else if (e in ESCAPES) {
+          out += ESCAPES[e];
+        } else {
+          fail("bad escape");
+        }
+      }
+    };
+    const number = () => {
+      const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 5000));
+      if (!m) fail("bad number");
+      i += m[0].length;
+      if (m[2] || m[3]) {
+        throw new CheckFailed("canonical_bytes", `a float (${m[0]}) in a signed structure`);
+      }
+      return new JsonInt(BigInt(m[0]));
+    };
+    const result = value(0);
+    ws();
+    if (i !== text.length) fail("trailing data");
+    return result;
+  }
+
+  // -- canonical JSON (docs/format.md) ----------------------------------------------------------
+  // Python sorts keys by code point; JavaScript's default sort compares UTF-16 units, which
+  // differs for characters above U+FFFF against U+E000..U+FFFF, so we compare code points.
+
+  function compareCodePoints(a, b) {
+    const x = Array.from(a);
+    const y = Array.from(b);
+    for (let k = 0; k < Math.min(x.length, y.length); k++) {
+      const d = x[k].codePointAt(0) - y[k].codePointAt(0);
+      if (d !== 0) return d;
+    }
+    return x.length - y.length;
+  }
+
+  function encodeString(s) {
+    if (!s.isWellFormed()) {
+      throw new CheckFailed("canonical_bytes", "a string holds a lone surrogate (not UTF-8)");
+    }
+    let out = '"';
+    for (const ch of s) {
+      const code = ch.codePointAt(0);
+      if (ch === '"') out += '\\"';
+      else if (ch === "\\") out += "\\\\";
+      else if (ch === "\n") out += "\\n";
+      else if (ch === "\r") out += "\\r";
+      else if (ch === "\t") out += "\\t";
+      else if (ch === "\b") out += "\\b";
+      else if (ch === "\f") out += "\\f";
+      else if (code < 0x20) out += "\\u" + code.toString(16).padStart(4, "0");
+      else out += ch;
+    }
+    return out + '"';
+  }
+
+  function canonical(v) {
+    if (v === null) return "null";
+    if (v === true) return "true";
+    if (v === false) return "false";
+    if (v instanceof JsonInt) {
+      if (v.big < INT_MIN || v.big > INT_MAX) {
+        throw new CheckFailed("canonical_bytes", `integer ${v.big} is beyond 64 bits`);
+      }
+      return v.big.toString();
+    }
+    if (typeof v === "number") return canonical(new JsonInt(BigInt(v)));
+    if (typeof v === "string") return encodeString(v);
+    if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
+    const keys = Object.keys(v).sort(compareCodePoints);
+    return "{" + keys.map((k) => encodeString(k) + ":" + canonical(v[k])).join(",") + "}";
+  }
+
+  const encoder = new TextEncoder();
+  const canonicalBytes = (v) => encoder.encode(canonical(v));
+
+  function sameBytes(a, b) {
+    if (a.length !== b.length) return false;
+    for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+    return true;
+  }
+
+  // -- hashes, keys, signatures -----------------------------------------------------------------
+
+  const toHex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  const fromHex = (hex) => Uint8Array.from(hex.match(/../g) || [], (h) => parseInt(h, 16));
+
+  async function sha256(bytes) {
+    return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  }
+
+  function concat(...parts) {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+
+  async function ed25519Supported() {
+    if (!root.crypto || !crypto.subtle) return false;
+    try {
+      // The Ed25519 base point's encoding: a valid public key.
+      const key = fromHex("5866666666666666666666666666666666666666666666666666666666666666");
+      await crypto.subtle.importKey("raw", key, { name: "Ed25519" }, false, ["verify"]);
+      return true;
+    } catch (_) {
+      return false;
+    }
+  }
+
+  async function ed25519Verify(publicKeyHex, signatureHex, message) {
+    try {
+      const key = await crypto.subtle.importKey(
+        "raw",
+        fromHex(publicKeyHex),
+        { name: "Ed25519" },
+        false,
+        ["verify"],
+      );
+      return await crypto.subtle.verify({ name: "Ed25519" }, key, fromHex(signatureHex), message);
+    } catch (_) {
+      return false; // a key that is not a curve point cannot have signed anything
+    }
+  }
+
+  const without = (obj, names) => {
+    const out = Object.create(null);
+    for (const k of Object.keys(obj)) if (!names.includes(k)) out[k] = obj[k];
+    return out;
+  };
+
+  const num = (v) => (v instanceof JsonInt ? v.big : null);
+  const plain = (v) => {
+    if (v instanceof JsonInt) return Number.isSafeInteger(Number(v.big)) ? Number(v.big) : String(v.big);
+    if (Array.isArray(v)) return v.map(plain);
+    if (v && typeof v === "object") {
+      const out = {};
+      for (const k of Object.keys(v)) out[k] = plain(v[k]);
+      return out;
+    }
+    return v;
+  };
+
+  // -- the checks of `crovia verify` (ledger/verify.py), same order, same names ---------------
+
+  const SEED_SEAL_KEYS = [
+    "first_collector_run_id", "first_receipt_hash", "jsonl_path", "key_id",
+    "last_collector_run_id", "last_receipt_hash", "leaf_count", "merkle_root", "public_key_hex",
+    "run_id", "schema", "seal_family_version", "seal_kind", "sealed_at", "sig_algorithm",
+    "signature", "signer_version",
+  ];
+  const SEAL_KEY_SETS = [SEED_SEAL_KEYS, [...SEED_SEAL_KEYS, "prev_seal_sha256", "rfc6962_root"]];
+  const RECEIPT_SECTIONS = {
+    bitcoin_anchor: ["bitcoin_attestations", "calendar_attestations", "ots_url", "stamped_at", "status"],
+    ledger: ["leaf_hash", "leaf_index", "ledger_path"],
+    merkle_proof: [...Object.keys(MERKLE_PROOF_PARAMS), "path"],
+    trust_root: ["key_id", "public_key_hex", "signature_algorithm", "url"],
+    verifier: ["spec", "url"],
+  };
+  const RECEIPT_KEYS = [...Object.keys(RECEIPT_SECTIONS), "seal", "_canonicalization", "axiom_id", "envelope", "schema"];
+  const OPTIONAL_KEYS = { receipt: ["key_rotations", "rfc3161_timestamps"], bitcoin_anchor: ["ots_proof_base64"] };
+  const UNSTAMPED_STATUSES = ["pending_next_stamp", "not_stamped"];
+  const PROVEN_STATUSES = ["pending_next_stamp", "confirmed"];
+  const TOKEN_KEYS = ["gen_time", "token_base64", "tsa_url"];
+  const TYPES = [
+    ["seal", "leaf_count", "int"],
+    ["seal", "merkle_root", "str"],
+    ["seal", "public_key_hex", "str"],
+    ["seal", "key_id", "str"],
+    ["seal", "signature", "str"],
+    ["seal", "sig_algorithm", "str"],
+    ["ledger", "leaf_index", "int"],
+    ["ledger", "leaf_hash", "str"],
+    ["merkle_proof", "path", "list"],
+  ];
+  const ENVELOPE_KEYS = [
+    "anchors", "axiom_id", "axiom_type", "body", "confidence", "decision", "issued_at", "notes",
+    "object", "predecessors", "schema", "signature", "signer", "subject", "tsa", "zk_mode", "zk_proof",
+  ];
+  const LEGACY_ANCHOR_CHAINS = ["crovia.axiom_graph"];
+  const ANCHOR_KEYS = ["chain", "height", "merkle_proof", "root_at_anchor"];
+  const REPORTED = [
+    ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "title"], ["body", "vendor"],
+    ["object", "captured_by"], ["object", "primary_source_url"], ["subject", "observed_at"],
+  ];
+  const ROTATION_SCHEMA = "crovia.key_rotation.v1";
+  const ROTATION_KEYS = [
+    "schema", "old_public_key_hex", "old_key_id", "new_public_key_hex", "new_key_id", "leaf_count",
+    "prev_seal_sha256", "rotated_at", "old_signature", "new_signature",
+  ];
+  const ROTATION_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof JsonInt);
+  const typeName = (v) =>
+    v === null ? "NoneType" : v instanceof JsonInt ? "int" : Array.isArray(v) ? "list"
+      : typeof v === "string" ? "str" : typeof v === "boolean" ? "bool" : "dict";
+  const sortedKeys = (v) => Object.keys(v).sort(compareCodePoints);
+  const sameSet = (a, b) => canonical([...a].sort(compareCodePoints)) === canonical([...b].sort(compareCodePoints));
+  const has = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
+
+  function expectKeys(name, section, keys) {
+    const optional = OPTIONAL_KEYS[name] || [];
+    const ok = isObject(section) && keys.every((k) => has(section, k)) &&
+      Object.keys(section).every((k) => keys.includes(k) || optional.includes(k));
+    if (!ok) {
+      throw new CheckFailed("receipt_shape", `${name} keys`, [...keys].sort(compareCodePoints),
+        isObject(section) ? sortedKeys(section) : typeName(section));
+    }
+  }
+
+  function checkStampShape(receipt) {
+    if (has(receipt, "rfc3161_timestamps")) {
+      receipt.rfc3161_timestamps.forEach((token, n) => {
+        if (!isObject(token) || !sameSet(Object.keys(token), TOKEN_KEYS)) {
+          throw new CheckFailed("receipt_shape", `rfc3161_timestamps[${n}] keys`, TOKEN_KEYS);
+        }
+        if (!Object.values(token).every((v) => typeof v === "string")) {
+          throw new CheckFailed("receipt_shape", `rfc3161_timestamps[${n}] values are strings`);
+        }
+      });
+    }
+    const anchor = receipt.bitcoin_anchor;
+    if (!has(anchor, "ots_proof_base64")) {
+      const claims = truthy(anchor.bitcoin_attestations) || truthy(anchor.calendar_attestations);
+      if (claims || !UNSTAMPED_STATUSES.includes(anchor.status)) {
+        throw new CheckFailed("bitcoin_anchor", "bitcoin_anchor claims an attestation but carries no proof to check it",
+          `no attestations, status in ${UNSTAMPED_STATUSES}`, plain(anchor));
+      }
+      return;
+    }
+    if (typeof anchor.ots_proof_base64 !== "string" || !anchor.ots_proof_base64) {
+      throw new CheckFailed("receipt_shape", "bitcoin_anchor.ots_proof_base64 is a non-empty string");
+    }
+    for (const name of ["bitcoin_attestations", "calendar_attestations"]) {
+      if (!Array.isArray(anchor[name])) throw new CheckFailed("receipt_shape", `bitcoin_anchor.${name} is a list`);
+    }
+    if (!PROVEN_STATUSES.includes(anchor.status)) {
+      throw new CheckFailed("bitcoin_anchor", "bitcoin_anchor.status with a proof", PROVEN_STATUSES, plain(anchor.status));
+    }
+  }
+
+  // Python's truth value of a JSON value (the shape check is written `a or b`).
+  function truthy(v) {
+    if (v === null || v === false || v === "") return false;
+    if (v instanceof JsonInt) return v.big !== 0n;
+    if (Array.isArray(v)) return v.length > 0;
+    if (isObject(v)) return Object.keys(v).length > 0;
+    return Boolean(v);
+  }
+
+  function checkShape(receipt) {
+    if (!isObject(receipt)) throw new CheckFailed("receipt_shape", "a receipt is a JSON object", null, typeName(receipt));
+    expectKeys("receipt", receipt, RECEIPT_KEYS);
+    for (const [name, keys] of Object.entries(RECEIPT_SECTIONS)) expectKeys(name, receipt[name], keys);
+    const seal = receipt.seal;
+    if (!isObject(seal) || !SEAL_KEY_SETS.some((keys) => sameSet(Object.keys(seal), keys))) {
+      throw new CheckFailed("receipt_shape", "seal keys", SEED_SEAL_KEYS, isObject(seal) ? sortedKeys(seal) : typeName(seal));
+    }
+    for (const name of OPTIONAL_KEYS.receipt) {
+      if (has(receipt, name) && (!Array.isArray(receipt[name]) || !receipt[name].length)) {
+        throw new CheckFailed("receipt_shape", `${name}, when present, is a non-empty list`);
+      }
+    }
+    const env = receipt.envelope;
+    if (!isObject(env) || !has(env, "axiom_id") || !has(env, "signature")) {
+      throw new CheckFailed("receipt_shape", "envelope is an object with axiom_id and signature");
+    }
+    if (receipt.schema !== RECEIPT_SCHEMA) throw new CheckFailed("receipt_shape", "schema", RECEIPT_SCHEMA, plain(receipt.schema));
+    if (canonical(receipt._canonicalization) !== canonical(CANONICALIZATION)) {
+      throw new CheckFailed("receipt_shape", "_canonicalization", CANONICALIZATION, plain(receipt._canonicalization));
+    }
+    for (const [section, name, kind] of TYPES) {
+      const got = typeName(receipt[section][name]);
+      if (got !== kind) throw new CheckFailed("receipt_shape", `${section}.${name} type`, kind, got);
+    }
+    checkStampShape(receipt);
+    if (!HEX64.test(seal.public_key_hex)) throw new CheckFailed("receipt_shape", "seal.public_key_hex is not 64 hex", "64 hex", seal.public_key_hex);
+  }
+
+  // -- key rotations (ledger/rotation.py, ledger/keychain.py) ----------------------------------
+
+  const keyIdOf = async (hex) => toHex(await sha256(fromHex(hex))).slice(0, 16);
+
+  async function checkRotation(record, where) {
+    if (!isObject(record) || !sameSet(Object.keys(record), ROTATION_KEYS)) {
+      throw new CheckFailed("key_rotation", `${where}: keys`, ROTATION_KEYS, isObject(record) ? sortedKeys(record) : typeName(record));
+    }
+    if (record.schema !== ROTATION_SCHEMA) throw new CheckFailed("key_rotation", `${where}: schema`, ROTATION_SCHEMA, plain(record.schema));
+    if (!(record.leaf_count instanceof JsonInt) || record.leaf_count.big < 0n) {
+      throw new CheckFailed("key_rotation", `${where}: leaf_count is a count`, null, plain(record.leaf_count));
+    }
+    const match = (name, pattern) => {
+      if (typeof record[name] !== "string" || !pattern.test(record[name])) {
+        throw new CheckFailed("key_rotation", `${where}: ${name}`, String(pattern), plain(record[name]));
+      }
+    };
+    match("old_public_key_hex", HEX64);
+    match("new_public_key_hex", HEX64);
+    match("rotated_at", ROTATION_TIME);
+    if (record.prev_seal_sha256 !== "") match("prev_seal_sha256", HEX64);
+    const signed = concat(encoder.encode(ROTATION_SCHEMA + "\n"), canonicalBytes(without(record, ["old_signature", "new_signature"])));
+    for (const side of ["old", "new"]) {
+      const pub = record[`${side}_public_key_hex`];
+      const id = await keyIdOf(pub);
+      if (record[`${side}_key_id`] !== id) throw new CheckFailed("key_rotation", `${where}: ${side}_key_id`, id, plain(record[`${side}_key_id`]));
+      match(`${side}_signature`, HEX128);
+      if (!(await ed25519Verify(pub, record[`${side}_signature`], signed))) {
+        throw new CheckFailed("key_rotation", `${where}: ${side}_signature does not verify under ${side}_public_key_hex`,
+          "valid ed25519 signature", record[`${side}_signature`]);
+      }
+    }
+  }
+
+  // The keys a receipt vouches for: the seal's alone, or key_rotations up to it.
+  async function keyChain(receipt) {
+    const seal = receipt.seal;
+    if (!has(receipt, "key_rotations")) return { keys: [seal.public_key_hex], records: [] };
+    const records = receipt.key_rotations;
+    if (!isObject(records[0])) throw new CheckFailed("key_rotation", "key_rotations is a non-empty list of rotation records");
+    const keys = [records[0].old_public_key_hex];
+    let previous = 0n;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n];
+      const where = `key_rotations ${n + 1}`;
+      await checkRotation(record, where);
+      if (record.old_public_key_hex !== keys[keys.length - 1]) {
+        throw new CheckFailed("key_rotation", `${where}: old_public_key_hex`, keys[keys.length - 1], record.old_public_key_hex);
+      }
+      if (keys.includes(record.new_public_key_hex)) {
+        throw new CheckFailed("key_rotation", `${where}: hands over to a key the ledger had before`, null, record.new_public_key_hex);
+      }
+      if (record.leaf_count.big < previous) {
+        throw new CheckFailed("key_rotation", `${where}: leaf_count goes back`, `>= ${previous}`, plain(record.leaf_count));
+      }
+      keys.push(record.new_public_key_hex);
+      previous = record.leaf_count.big;
+    }
+    if (keys[keys.length - 1] !== seal.public_key_hex) {
+      throw new CheckFailed("key_rotation", "key_rotations: last new key = seal.public_key_hex", seal.public_key_hex, keys[keys.length - 1]);
+    }
+    if (records[records.length - 1].leaf_count.big > seal.leaf_count.big) {
+      throw new CheckFailed("key_rotation", "key_rotations: a rotation after the seal", `leaf_count <= ${seal.leaf_count.big}`, plain(records[records.length - 1].leaf_count));
+    }
+    return { keys, records };
+  }
+
+  function keyForLeaf(chain, leafIndex) {
+    let era = 0;
+    while (era < chain.records.length && chain.records[era].leaf_count.big <= leafIndex) era++;
+    return chain.keys[era];
+  }
+
+  // -- the envelope and the proof ---------------------------------------------------------------
+
+  async function checkAxiomId(receipt) {
+    const env = receipt.envelope;
+    const core = without(env, ["signature", "axiom_id", "anchors"]);
+    const computed = "axm_" + toHex(await sha256(canonicalBytes(core)));
+    for (const [where, claimed] of [["envelope.axiom_id", env.axiom_id], ["axiom_id", receipt.axiom_id]]) {
+      if (claimed !== computed) throw new CheckFailed("axiom_id", `${where} does not match the envelope`, plain(claimed), computed);
+    }
+  }
+
+  function checkVerifierUrl(receipt) {
+    const expected = `/v/${receipt.axiom_id}`;
+    if (receipt.verifier.url !== expected) throw new CheckFailed("verifier_url", "verifier.url", expected, plain(receipt.verifier.url));
+  }
+
+  async function checkEnvelopeSignature(env, keyHex) {
+    const claimed = env.signature;
+    if (typeof claimed !== "string" || !claimed.startsWith(SIGNATURE_PREFIX) || !HEX128.test(claimed.slice(SIGNATURE_PREFIX.length))) {
+      throw new CheckFailed("envelope_signature", "envelope.signature is not ed25519:<128 hex>", "ed25519:<hex>", plain(claimed));
+    }
+    const message = canonicalBytes(without(env, ["signature", "axiom_id"]));
+    if (!(await ed25519Verify(keyHex, claimed.slice(SIGNATURE_PREFIX.length), message))) {
+      throw new CheckFailed("envelope_signature", "envelope signature does not verify under the key of its leaf", "valid ed25519 signature", claimed);
+    }
+  }
+
+  function firstAnchor(env) {
+    const anchors = env.anchors;
+    const first = Array.isArray(anchors) && anchors.length ? anchors[0] : null;
+    if (!isObject(first) || !sameSet(Object.keys(first), ANCHOR_KEYS) || typeof first.chain !== "string" || !(first.height instanceof JsonInt)) {
+      throw new CheckFailed("envelope_shape", "envelope.anchors[0] is {chain, height, merkle_proof, root_at_anchor}", null, plain(anchors));
+    }
+    return [first.chain, first.height.big];
+  }
+
+  function checkEnvelopeShape(env) {
+    if (!sameSet(Object.keys(env), ENVELOPE_KEYS)) {
+      throw new CheckFailed("envelope_shape", "envelope keys", ENVELOPE_KEYS, sortedKeys(env));
+    }
+    for (const [name, value] of [["schema", ENVELOPE_SCHEMA], ["axiom_type", AXIOM_TYPE]]) {
+      if (env[name] !== value) throw new CheckFailed("envelope_shape", `envelope.${name}`, value, plain(env[name]));
+    }
+    for (const [section, name] of REPORTED) {
+      const holder = section ? env[section] : env;
+      if (!isObject(holder) || typeof holder[name] !== "string") {
+        throw new CheckFailed("envelope_shape", `envelope.${section ? section + "." : ""}${name} is a string`, "str", plain(holder));
+      }
+    }
+    firstAnchor(env);
+  }
+
+  async function checkLeafHash(receipt) {
+    const computed = toHex(await sha256(concat(Uint8Array.of(0), canonicalBytes(receipt.envelope))));
+    if (receipt.ledger.leaf_hash !== computed) throw new CheckFailed("leaf_hash", "ledger.leaf_hash", plain(receipt.ledger.leaf_hash), computed);
+  }
+
+  function treeHeight(count) {
+    let h = 0n;
+    while (1n << h < count) h++;
+    return h;
+  }
+
+  async function checkPath(receipt) {
+    const proof = receipt.merkle_proof;
+    const index = receipt.ledger.leaf_index.big;
+    const count = receipt.seal.leaf_count.big;
+    const params = {};
+    for (const k of Object.keys(MERKLE_PROOF_PARAMS)) params[k] = proof[k];
+    if (canonical(params) !== canonical(MERKLE_PROOF_PARAMS)) {
+      throw new CheckFailed("merkle_path", "merkle_proof parameters", MERKLE_PROOF_PARAMS, plain(params));
+    }
+    if (!(index >= 0n && index < count)) throw new CheckFailed("merkle_path", "leaf_index < leaf_count", `< ${count}`, String(index));
+    const height = treeHeight(count);
+    const path = proof.path;
+    if (BigInt(path.length) !== height) {
+      throw new CheckFailed("merkle_path", "path length = ceil(log2 leaf_count)", String(height), path.length);
+    }
+    let node = fromHex(receipt.ledger.leaf_hash);
+    for (let level = 0; level < path.length; level++) {
+      const step = path[level];
+      const side = (index >> BigInt(level)) & 1n ? "left" : "right";
+      if (!isObject(step) || !sameSet(Object.keys(step), ["sibling", "side"])) {
+        throw new CheckFailed("merkle_path", `path[${level}] shape`, "{sibling, side}", plain(step));
+      }
+      if (step.side !== side) throw new CheckFailed("merkle_path", `path[${level}].side = bit ${level} of leaf_index`, side, plain(step.side));
+      if (typeof step.sibling !== "string" || !HEX64.test(step.sibling)) {
+        throw new CheckFailed("merkle_path", `path[${level}].sibling is 64 hex`, "64 hex", plain(step.sibling));
+      }
+      const sibling = fromHex(step.sibling);
+      node = await sha256(side === "left" ? concat(Uint8Array.of(1), sibling, node) : concat(Uint8Array.of(1), node, sibling));
+    }
+    const computed = toHex(node);
+    if (computed !== receipt.seal.merkle_root) {
+      throw new CheckFailed("merkle_root", "path does not lead to seal.merkle_root", plain(receipt.seal.merkle_root), computed);
+    }
+  }
+
+  // Returns false when the anchor is the reference system's placeholder (not compared).
+  function checkAnchor(receipt) {
+    const [chain, height] = firstAnchor(receipt.envelope);
+    if (LEGACY_ANCHOR_CHAINS.includes(chain)) return false;
+    if (chain !== ANCHOR_CHAIN) throw new CheckFailed("anchor", "envelope.anchors[0].chain", ANCHOR_CHAIN, chain);
+    if (height !== receipt.ledger.leaf_index.big) {
+      throw new CheckFailed("anchor", "envelope.anchors[0].height is the leaf index", plain(receipt.ledger.leaf_index), String(height));
+    }
+    return true;
+  }
+
+  async function checkSealSignature(seal) {
+    if (seal.sig_algorithm !== "ed25519" || !HEX128.test(seal.signature)) {
+      throw new CheckFailed("seal_signature", "seal signature is not ed25519 hex", "ed25519", plain(seal.sig_algorithm));
+    }
+    const message = canonicalBytes(without(seal, ["signature", "sig_algorithm"]));
+    if (!(await ed25519Verify(seal.public_key_hex, seal.signature, message))) {
+      throw new CheckFailed("seal_signature", "seal signature does not verify under seal.public_key_hex", "valid ed25519 signature", seal.signature);
+    }
+    const computed = await keyIdOf(seal.public_key_hex);
+    if (seal.key_id !== computed) throw new CheckFailed("key_id", "seal.key_id", plain(seal.key_id), computed);
+  }
+
+  function checkTrustRoot(receipt) {
+    const trust = receipt.trust_root;
+    const seal = receipt.seal;
+    for (const [name, sealName] of [["public_key_hex", "public_key_hex"], ["key_id", "key_id"], ["signature_algorithm", "sig_algorithm"]]) {
+      if (canonical(trust[name]) !== canonical(seal[sealName])) {
+        throw new CheckFailed("trust_root", `trust_root.${name} names another key than the seal's`, plain(seal[sealName]), plain(trust[name]));
+      }
+    }
+  }
+
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+  // The bytes must be exactly the canonical JSON of what they parse to (ledger/receipt_bytes.py).
+  function checkCanonicalBytes(bytes) {
+    if (bytes.length > 16 * 1024 * 1024) throw new CheckFailed("canonical_bytes", "larger than 16 MiB");
+    let text;
+    try {
+      text = decoder.decode(bytes);
+    } catch (_) {
+      throw new CheckFailed("canonical_bytes", "the receipt is not valid UTF-8");
+    }
+    const value = parseJson(text);
+    const again = canonicalBytes(value);
+    if (!sameBytes(again, bytes)) {
+      throw new CheckFailed("canonical_bytes", "the bytes are not the canonical JSON of the receipt (whitespace, key order, an escape, or a trailing newline)",
+        `${again.length} canonical bytes`, `${bytes.length} bytes given`);
+    }
+    return value;
+  }
+
+  // Runs every check; returns {verdict, checks: [{name, ok, message, expected, computed}],
+  // failed, receipt, key, stamps}. `pin` is the site's trust root ({public_key_hex}) or null.
+  async function verifyReceiptBytes(bytes, pin) {
+    const checks = [];
+    const report = { verdict: "invalid", checks, failed: null, receipt: null, key: "unpinned", stamps: null };
+    if (!(await ed25519Supported())) {
+      report.verdict = "unsupported";
+      return report;
+    }
+    let receipt = null;
+    let chain = null;
+    const steps = [
+      ["canonical_bytes", () => { receipt = checkCanonicalBytes(bytes); }],
+      ["receipt_shape", () => checkShape(receipt)],
+      ["key_chain", async () => { chain = await keyChain(receipt); }],
+      ["axiom_id", () => checkAxiomId(receipt)],
+      ["verifier_url", () => checkVerifierUrl(receipt)],
+      ["envelope_signature", () => checkEnvelopeSignature(receipt.envelope, keyForLeaf(chain, receipt.ledger.leaf_index.big))],
+      ["envelope_shape", () => checkEnvelopeShape(receipt.envelope)],
+      ["leaf_hash", () => checkLeafHash(receipt)],
+      ["merkle_path", () => checkPath(receipt)],
+      ["anchor", () => checkAnchor(receipt)],
+      ["seal_signature", () => checkSealSignature(receipt.seal)],
+      ["trust_root", () => checkTrustRoot(receipt)],
+    ];
+    for (const [name, run] of steps) {
+      try {
+        const ran = await run();
+        if (name === "key_chain") continue; // reported as key_rotation below, as crovia verify does
+        if (name === "anchor" && ran === false) continue; // the reference system's placeholder
+        checks.push({ name, ok: true });
+      } catch (err) {
+        if (!(err instanceof CheckFailed)) throw err;
+        checks.push({ name: err.check, ok: false, message: err.message, expected: err.expected, computed: err.computed });
+        report.failed = err.check;
+        report.receipt = receipt;
+        return report;
+      }
+    }
+    if (chain.records.length) checks.push({ name: "key_rotation", ok: true, message: `${chain.records.length} rotation(s) followed` });
+    report.receipt = receipt;
+    report.verdict = "valid";
+    report.stamps = stampsOf(receipt);
+    if (pin && pin.public_key_hex) {
+      const same = chain.keys.includes(pin.public_key_hex);
+      report.key = same ? "site" : "other";
+      checks.push({
+        name: "pinned_key",
+        ok: same,
+        message: same ? "signed by this site's key" : "signed by another key than this site's",
+        expected: pin.public_key_hex,
+        computed: receipt.seal.public_key_hex,
+      });
+    }
+    return report;
+  }
+
+  // What the receipt says of third-party time. The page shows it but does not check it: RFC 3161
+  // tokens (CMS) and OpenTimestamps proofs are checked by `crovia verify --tsa-root`.
+  function stampsOf(receipt) {
+    const anchor = plain(receipt.bitcoin_anchor);
+    const tokens = has(receipt, "rfc3161_timestamps") ? plain(receipt.rfc3161_timestamps) : [];
+    return {
+      opentimestamps: anchor.status,
+      rfc3161: tokens.map((t) => `${t.gen_time} (${t.tsa_url})`),
+    };
+  }
+
+  root.CroviaVerify = {
+    CheckFailed,
+    Unsupported,
+    JsonInt,
+    parseJson,
+    canonical,
+    canonicalBytes,
+    compareCodePoints,
+    sameBytes,
+    sha256,
+    concat,
+    toHex,
+    fromHex,
+    ed25519Supported,
+    ed25519Verify,
+    verifyReceiptBytes,
+    without,
+    num,
+    plain,
+    constants: {
+      HEX64,
+      HEX128,
+      SIGNATURE_PREFIX,
+      ENVELOPE_SCHEMA,
+      AXIOM_TYPE,
+      ANCHOR_CHAIN,
+      RECEIPT_SCHEMA,
+      CANONICALIZATION,
+      MERKLE_PROOF_PARAMS,
+    },
+  };
+})(globalThis);
