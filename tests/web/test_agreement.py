@@ -11,7 +11,7 @@ import pytest
 
 from ledger.canonical import canonical_json
 from ledger.exceptions import CanonicalizationError, VerificationError
-from ledger.verify import verify_receipt
+from ledger.verify import verify_receipt_bytes
 from tests.vectors.make_vectors import build_ledger, mutations, seed_receipt
 from tests.web.conftest import Site
 
@@ -27,14 +27,10 @@ def receipt_bytes(receipt: dict) -> bytes:
 
 
 def cli_verdict(data: bytes) -> str | None:
-    """The check `crovia verify` names for these bytes, or None when it accepts them."""
+    """The check `crovia verify` names for these bytes (the function it runs on a file's bytes),
+    or None when it accepts them."""
     try:
-        receipt = json.loads(data)
-        if canonical_json(receipt) != data:
-            return "canonical_bytes"
-        verify_receipt(receipt)
-    except CanonicalizationError:
-        return "canonical_bytes"
+        verify_receipt_bytes(data)
     except VerificationError as exc:
         return exc.check
     return None
@@ -91,3 +87,50 @@ def test_a_rejected_mutation_is_shown_invalid_with_the_same_check(site: Site, pa
         assert result["checks"][result["failed"]] == "false"
         shown += 1
     assert shown >= 10
+
+
+def test_receipts_across_a_key_rotation_agree(site: Site, page: object, tmp_path: Path) -> None:
+    import nacl.signing
+
+    from ledger.store import Ledger
+    from tests.vectors.make_vectors import TEST_KEY, sample_envelope
+
+    with Ledger.open(tmp_path / "ledger", signing_key=TEST_KEY) as ledger:
+        issued = ledger.issue([sample_envelope(n) for n in range(3)])
+        ledger.rotate_key(nacl.signing.SigningKey(b"\x07" * 32))
+        issued += ledger.issue([sample_envelope(n) for n in range(3, 6)])
+        ledger.seal()
+    with Ledger.open(tmp_path / "ledger") as reader:
+        receipts = [reader.receipt(item.axiom_id) for item in issued]
+    assert all("key_rotations" in receipt for receipt in receipts)
+    cases = [receipt_bytes(r) for r in receipts]
+    for receipt in (receipts[0], receipts[-1]):
+        cases += [receipt_bytes(changed) for changed in rotation_changes(receipt)]
+    page.goto(site.url("/v/"))
+    page.wait_for_function("() => globalThis.CroviaVerify !== undefined")
+    expected = [cli_verdict(case) for case in cases]
+    assert expected[: len(receipts)] == [None] * len(receipts)
+    assert "key_rotation" in expected
+    got = page_verdicts(page, cases)
+    pairs = enumerate(zip(expected, got, strict=True))
+    disagreements = [(i, e, g) for i, (e, g) in pairs if e != g]
+    assert not disagreements, disagreements[:10]
+
+
+def rotation_changes(receipt: dict) -> list[dict]:
+    """The receipt with each field of its rotation record changed, and each one removed."""
+    import copy
+
+    out = []
+    for name, value in receipt["key_rotations"][0].items():
+        changed = copy.deepcopy(receipt)
+        record = changed["key_rotations"][0]
+        if isinstance(value, int):
+            record[name] = value + 1
+        else:
+            record[name] = value[:-1] + ("0" if value[-1:] != "0" else "1")
+        out.append(changed)
+        removed = copy.deepcopy(receipt)
+        del removed["key_rotations"][0][name]
+        out.append(removed)
+    return out
