@@ -19,6 +19,7 @@ deliberately not read.
 
 from __future__ import annotations
 
+import codecs
 import re
 import xml.sax
 from dataclasses import dataclass, field
@@ -49,6 +50,15 @@ _ENTITY_ERRORS = frozenset(
         expat_errors.XML_ERROR_PARAM_ENTITY_REF,
     )
 )
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# The encoding pseudo-attribute of an XML declaration at the very start of the text.
+_DECLARED_ENCODING = re.compile(r"""\A(<\?xml[^>]*?\bencoding\s*=\s*["'])[A-Za-z0-9._-]*(["'])""")
 _ENTRY_CLOSE = re.compile(rb"</(?:[\w.-]+:)?(?:item|entry)\s*>")
 
 
@@ -77,6 +87,7 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
 def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     if declares_entities(body):
         return ParsedFeed(error=DECLARES_ENTITIES, failed=True)
+    body, headers = bom_decides(body, headers)
     body = resolve_references(body)
     parsed = feedparser.parse(body, response_headers=headers, sanitize_html=True)
     result = ParsedFeed(entries=list(parsed.entries), version=parsed.get("version", ""))
@@ -95,6 +106,26 @@ def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
             return ParsedFeed(version=result.version, error=refusal, failed=True)
         _drop_unclosed(result, body)
     return result
+
+
+def bom_decides(body: bytes, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """A body that starts with a byte-order mark is in that encoding, whatever its XML declaration
+    or HTTP charset say (XML 1.0, appendix F): give feedparser the text as UTF-8 with the
+    declaration and the charset saying so. A body that does not decode as its mark says is left as
+    it came, for the parser to report."""
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            try:
+                text = body[len(bom) :].decode(codec)
+            except UnicodeDecodeError:
+                return body, headers
+            text = _DECLARED_ENCODING.sub(r"\g<1>utf-8\g<2>", text, count=1)
+            kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+            plain = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            if kind:
+                plain["Content-Type"] = kind.split(";", 1)[0] + "; charset=utf-8"
+            return text.encode("utf-8"), plain
+    return body, headers
 
 
 def _entity_refusal(exc: xml.sax.SAXParseException, problem: str, body: bytes) -> str:

@@ -66,3 +66,11 @@ def test_every_issued_title_and_summary_is_plain_text(corpus_crawls):
             assert text == " ".join(text.split()), repr(text)
         target = env["subject"]["target_id"]
         assert target.startswith(("https://", "http://", "guid:")) and " " not in target
+
+
+def test_no_feed_of_the_corpus_is_lost(corpus_crawls):
+    # Every encoding mismatch is readable: a byte-order mark decides over the declaration and the
+    # HTTP charset, so even UTF-16 declaring utf-8 gives its entries (crovia_spider/feed/body.py).
+    tmp, *_ = corpus_crawls
+    failed = [(f["vendor"], f["error"]) for f in run_records(tmp)[0]["feeds"] if f["error"]]
+    assert not failed, failed[:5]

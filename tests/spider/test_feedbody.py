@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 
 import pytest
@@ -120,3 +121,28 @@ def test_parent_run_hash_formula():
             b'{"run_id":"r1","spider":"vendor_press","started_at":"2026-06-18T04:43:37.000000Z"}'
         ).hexdigest()
     )
+
+
+RSS_CAFE = (
+    '<?xml version="1.0" encoding="{declared}"?>\n<rss version="2.0"><channel><title>t</title>'
+    "<item><title>Café — ünïcode</title><link>https://lab.example.org/1</link></item>"
+    "</channel></rss>\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("bom", "codec", "declared", "charset"),
+    [
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf-8", None),
+        (codecs.BOM_UTF16_BE, "utf-16-be", "utf-8", None),
+        (codecs.BOM_UTF32_LE, "utf-32-le", "utf-16", None),
+        (codecs.BOM_UTF8, "utf-8", "windows-1252", None),
+        (codecs.BOM_UTF8, "utf-8", "utf-8", "iso-8859-1"),
+    ],
+)
+def test_the_byte_order_mark_decides_the_encoding(bom, codec, declared, charset):
+    body = bom + RSS_CAFE.format(declared=declared).encode(codec)
+    headers = {"Content-Type": "application/rss+xml" + (f"; charset={charset}" if charset else "")}
+    parsed = parse_body(body, headers)
+    assert not parsed.failed, parsed.error
+    assert [e["title"] for e in parsed.entries] == ["Café — ünïcode"]
