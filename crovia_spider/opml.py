@@ -25,18 +25,12 @@ from pathlib import Path
 
 from crovia_spider.addresses import non_public_reason
 from crovia_spider.exceptions import ConfigError
+from crovia_spider.feed.prolog import BOMS
 from crovia_spider.feeds_config import feed_from_table, load_feeds
 
 _ENTITY = re.compile(r"<!ENTITY", re.I)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DECLARED = re.compile(rb"""<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 # The first four bytes of `<?xm` in each wide encoding without a byte-order mark (XML Appendix F).
 _WIDE = {
     b"\x00\x00\x00<": "utf-32-be",
@@ -65,7 +59,7 @@ def decode_document(data: bytes) -> str:
 
 
 def _encoding(data: bytes) -> tuple[str, int]:
-    for bom, codec in _BOMS:
+    for bom, codec in BOMS:
         if data.startswith(bom):
             return codec, len(bom)
     if data[:4] in _WIDE:

@@ -15,37 +15,10 @@ import nacl.signing
 import orjson
 
 from ledger.audit_leaves import check_signed_line
-from ledger.envelope import (
-    ANCHOR_CHAIN,
-    ANCHOR_SEE_RECEIPT,
-    AXIOM_TYPE,
-    ENVELOPE_SCHEMA,
-    validate_record,
-)
-from ledger.exceptions import EntryInvalid, InvalidRecord
+from ledger.envelope import validate_record
+from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
+from ledger.exceptions import EntryInvalid, InvalidRecord, VerificationError
 from ledger.tlog.rfc6962 import leaf_hash
-
-ENVELOPE_KEYS = frozenset(
-    {
-        "anchors",
-        "axiom_id",
-        "axiom_type",
-        "body",
-        "confidence",
-        "decision",
-        "issued_at",
-        "notes",
-        "object",
-        "predecessors",
-        "schema",
-        "signature",
-        "signer",
-        "subject",
-        "tsa",
-        "zk_mode",
-        "zk_proof",
-    }
-)
 
 
 def check_entries(
@@ -64,25 +37,21 @@ def check_entries(
 
 
 def check_shape(envelope: dict[str, Any], leaf_index: int) -> None:
-    """Raise EntryInvalid unless `envelope` has an AX.OBS envelope's keys, schema, the anchor of
-    `leaf_index`, and a valid spider_record."""
-    if set(envelope) != ENVELOPE_KEYS:
+    """Raise EntryInvalid unless `envelope` has an AX.OBS envelope's shape (the same rule as
+    `crovia verify` and `crovia audit`: ledger/envelope_shape.py), the anchor of `leaf_index`,
+    and a valid spider_record."""
+    try:
+        check_envelope_shape(envelope, anchor=False)
+        height = ledger_anchor_height(envelope)
+    except VerificationError as exc:
         raise EntryInvalid(
-            f"leaf {leaf_index}: not an envelope's keys",
-            expected=sorted(ENVELOPE_KEYS),
-            computed=sorted(envelope),
-        )
-    for name, value in (("schema", ENVELOPE_SCHEMA), ("axiom_type", AXIOM_TYPE)):
-        if envelope[name] != value:
-            raise EntryInvalid(
-                f"leaf {leaf_index}: {name}", expected=value, computed=envelope[name]
-            )
-    anchor = [{"chain": ANCHOR_CHAIN, "height": leaf_index, **ANCHOR_SEE_RECEIPT}]
-    if envelope["anchors"] != anchor:
+            f"leaf {leaf_index}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
+        ) from None
+    if height != leaf_index:
         raise EntryInvalid(
             f"leaf {leaf_index}: anchors name another position",
-            expected=anchor,
-            computed=envelope["anchors"],
+            expected=leaf_index,
+            computed=height,
         )
     body = envelope["body"]
     try:

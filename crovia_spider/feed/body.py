@@ -19,7 +19,6 @@ deliberately not read.
 
 from __future__ import annotations
 
-import codecs
 import re
 import xml.sax
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from xml.parsers.expat import errors as expat_errors
 import feedparser
 
 from crovia_spider.feed.prolog import (
+    BOMS,
     ascii_compatible,
     declares_entities,
     declares_entities_anywhere,
@@ -49,13 +49,6 @@ _ENTITY_ERRORS = frozenset(
         expat_errors.XML_ERROR_ENTITY_DECLARED_IN_PE,
         expat_errors.XML_ERROR_PARAM_ENTITY_REF,
     )
-)
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 # The encoding pseudo-attribute of an XML declaration at the very start of the text.
 _DECLARED_ENCODING = re.compile(r"""\A(<\?xml[^>]*?\bencoding\s*=\s*["'])[A-Za-z0-9._-]*(["'])""")
@@ -113,7 +106,7 @@ def bom_decides(body: bytes, headers: dict[str, str]) -> tuple[bytes, dict[str, 
     or HTTP charset say (XML 1.0, appendix F): give feedparser the text as UTF-8 with the
     declaration and the charset saying so. A body that does not decode as its mark says is left as
     it came, for the parser to report."""
-    for bom, codec in _BOMS:
+    for bom, codec in BOMS:
         if body.startswith(bom):
             try:
                 text = body[len(bom) :].decode(codec)

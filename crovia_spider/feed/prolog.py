@@ -21,12 +21,15 @@ _KNOWN = re.compile(rb"<!(?:DOCTYPE|ELEMENT|ATTLIST|NOTATION)\b", re.I)
 # declarations are then read one by one); quoted literals may hold `<`, `>` and `[`. Possessive
 # quantifiers: no backtracking, however long the input.
 _DECLARATION = re.compile(rb"""<!(?:[^"'>\[]++|"[^"]*+"|'[^']*+')*+[>\[]""")
-_WIDE = (
+# Byte-order marks and their codecs, UTF-32 first (its little-endian mark begins with UTF-16's).
+BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_WIDE = tuple((bom, codec) for bom, codec in BOMS if codec != "utf-8")
 
 
 def declares_entities(body: bytes) -> bool:

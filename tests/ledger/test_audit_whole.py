@@ -194,6 +194,8 @@ def test_a_deleted_index_row_is_refused(sealed: Path, capsys) -> None:
         ("axiom_key", 7),
         ("offset", 0),
         ("target_id", "https://example.org/"),
+        ("identity", "0" * 64),
+        ("identity_key", 7),
     ],
 )
 def test_an_index_row_that_disagrees_is_refused(sealed: Path, column: str, value) -> None:
@@ -205,9 +207,9 @@ def test_an_index_row_that_disagrees_is_refused(sealed: Path, column: str, value
 def test_index_rows_beyond_the_ledger_and_a_missing_index_are_refused(sealed: Path) -> None:
     _index(
         sealed,
-        "INSERT INTO leaves SELECT leaf_index + 100, axiom_key, target_key, axiom_id, target_id,"
-        " fingerprint, receipt_hash, run_hash, vendor, offset, length FROM leaves"
-        " WHERE leaf_index=0",
+        "INSERT INTO leaves SELECT leaf_index + 100, axiom_key, target_key, identity_key, identity,"
+        " axiom_id, target_id, fingerprint, receipt_hash, run_hash, vendor, offset, length"
+        " FROM leaves WHERE leaf_index=0",
     )
     with pytest.raises(IndexMismatch, match="beyond"):
         audit(sealed)

@@ -37,10 +37,22 @@ def test_an_unencodable_reference_costs_only_its_own_entry(tmp_path, feed_server
     assert titles == ["Fine four", "Fine one"]
 
 
-def test_a_feed_the_parser_cannot_read_is_a_failure_and_is_fetched_again(tmp_path, feed_server):
-    # UTF-16 is not rewritten before parsing, so feedparser still raises on the surrogate.
+def test_a_wide_feed_with_a_bad_reference_costs_only_that_entry(tmp_path, feed_server):
+    # UTF-16 with a byte-order mark is read as UTF-8 text first, so its references are checked too.
     body = rss(item("One", "https://lab.example.org/1"), item("Two &#xD800;", "https://l/2"),
                encoding="utf-16")  # fmt: skip
+    url = feed_server.script("wide.xml", Reply(200, body, ETAG))
+    _, record = crawl(tmp_path, [{"vendor": "lab", "url": url}])
+    feed = feed_outcome(record, "lab")
+    assert (feed["items_seen"], feed["new"], feed["error"]) == (2, 1, "")
+    assert feed["drop_reasons"] == {"invalid character reference": 1}
+
+
+def test_a_feed_the_parser_cannot_read_is_a_failure_and_is_fetched_again(tmp_path, feed_server):
+    # UTF-16 without a byte-order mark is not rewritten before parsing, so feedparser still
+    # raises on the surrogate: the whole feed is lost this time, counted, and fetched again.
+    body = rss(item("One", "https://lab.example.org/1"), item("Two &#xD800;", "https://l/2"),
+               encoding="utf-16-le")  # fmt: skip
     url = feed_server.script("wide.xml", Reply(200, body, ETAG))
     proc, record = crawl(tmp_path, [{"vendor": "lab", "url": url}])
     feed = feed_outcome(record, "lab")
