@@ -18,10 +18,5 @@ class CrawlRefused(CroviaError):
     writer holds the ledger lock."""
 
 
-class UnreadableEntry(CroviaError):
-    """One feed entry cannot be read (it holds a reference XML cannot encode): it alone is dropped,
-    counted with this reason."""
-
-
 class OutputExists(CroviaError):
     """A command would write over an existing file and was not given --force."""

@@ -25,6 +25,7 @@ RUN_SCHEMA = "crovia.run.v1"
 TRUNCATED = "truncated document"
 UNREADABLE_FEED = "unreadable feed"
 OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
+INVALID_REFERENCE = "invalid character reference"
 NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP)
 # Crawl stats the issue stage sets and `scrapy crawl` reads for its exit status
 # (crovia_spider/commands/crawl.py).

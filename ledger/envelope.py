@@ -99,7 +99,10 @@ def new_envelope(
         "zk_mode": "clear",
         "zk_proof": None,
     }
-    check_signable(envelope)
+    # The record's 17 fields were type-checked above and the rest is fixed text or built from
+    # them: only the extras, target_id and the record's one int can still hold what canonical
+    # JSON cannot sign (a float, a 65-bit int), so only they are walked (issue() is per item).
+    check_signable([object_extra or {}, confidence_extra or {}, target_id, record["source_status"]])
     return envelope
 
 

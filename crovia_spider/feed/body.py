@@ -33,7 +33,7 @@ from crovia_spider.feed.prolog import (
     declares_entities,
     declares_entities_anywhere,
 )
-from crovia_spider.feed.references import resolve_references
+from crovia_spider.feed.references import INVALID_MARK, INVALID_REF, resolve_references
 
 DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
 # expat's messages for trouble with entities: the loose parser's text would hold `&name;` garbage.
@@ -65,6 +65,7 @@ class ParsedFeed:
     truncated_entries: int = 0  # entries parsed from a truncated document and left out
     failed: bool = False  # the feed could not be read at all: a recorded failure
     lost_entries: int = 0  # entries a failed body holds (closing tags counted), all lost
+    invalid_entries: int = 0  # entries holding a reference XML cannot encode, left out alone
 
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
@@ -98,7 +99,28 @@ def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
         if refusal:
             return ParsedFeed(version=result.version, error=refusal, failed=True)
         _drop_unclosed(result, body)
+    if INVALID_REF in body or INVALID_MARK.encode() in body:
+        _drop_marked(result)
     return result
+
+
+def _drop_marked(result: ParsedFeed) -> None:
+    """Leave out, and count, each entry holding the mark of a reference XML cannot encode
+    (crovia_spider/feed/references.py). Only a body that holds the mark is searched."""
+    kept = [entry for entry in result.entries if not _holds(entry, INVALID_MARK)]
+    result.invalid_entries = len(result.entries) - len(kept)
+    result.entries = kept
+
+
+def _holds(value: Any, mark: str) -> bool:
+    """True when `mark` is in any string of `value` (dicts and lists searched through)."""
+    if isinstance(value, str):
+        return mark in value
+    if isinstance(value, dict):
+        return any(_holds(item, mark) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds(item, mark) for item in value)
+    return False
 
 
 def bom_decides(body: bytes, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:

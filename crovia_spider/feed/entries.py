@@ -10,7 +10,7 @@ What the item holds (the pipelines rely on it):
 - `arxiv`: id, version and announce type, only for feeds of the arXiv family: no other source can
   claim an arXiv identity.
 A field cut or left out at its cap is named in `item.cut` (the spider counts it in the run
-record). An entry holding a reference XML cannot encode raises UnreadableEntry. No hashing, dedupe
+record). No hashing, dedupe
 or classification here.
 """
 
@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from crovia_spider.exceptions import UnreadableEntry
 from crovia_spider.feed.arxiv import arxiv_meta
 from crovia_spider.feed.plaintext import clean_text, plain_text
-from crovia_spider.feed.references import INVALID_MARK
 from crovia_spider.feed.urls import web_url
 from crovia_spider.feeds_config import ARXIV_FAMILY, FeedConfig
 from crovia_spider.items import FeedEntryItem
@@ -30,7 +28,6 @@ TITLE_CHARS = 500
 GUID_CHARS = 1000
 LINK_CHARS = 2000
 DATE_CHARS = 100
-INVALID_REFERENCE = "invalid character reference"
 
 
 def entry_item(
@@ -45,10 +42,9 @@ def entry_item(
 ) -> FeedEntryItem:
     """The item of one entry of `feed`, fetched from `base_url` with HTTP `status`.
 
-    Raises UnreadableEntry when the entry holds a reference XML cannot encode (`&#xD800;`).
+    (An entry holding a reference XML cannot encode, `&#xD800;`, never gets here: parse_body
+    leaves it out and counts it, crovia_spider/feed/body.py.)
     """
-    if _holds(entry, INVALID_MARK):
-        raise UnreadableEntry(INVALID_REFERENCE)
     cut: list[str] = []
     link = web_url(_text(entry.get("link")), base_url)
     if len(link) > LINK_CHARS:
@@ -99,14 +95,3 @@ def _content(entry: dict[str, Any]) -> str:
         if isinstance(content, dict) and _text(content.get("value")):
             return content["value"]
     return ""
-
-
-def _holds(value: Any, mark: str) -> bool:
-    """True when `mark` is in any string of `value` (dicts and lists searched through)."""
-    if isinstance(value, str):
-        return mark in value
-    if isinstance(value, dict):
-        return any(_holds(item, mark) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(_holds(item, mark) for item in value)
-    return False

@@ -24,7 +24,7 @@ import re
 from html.entities import html5
 
 INVALID_MARK = "\ufdd0"
-_INVALID_REF = b"&#xFDD0;"
+INVALID_REF = b"&#xFDD0;"
 _XML_ENTITIES = frozenset((b"amp", b"lt", b"gt", b"quot", b"apos"))
 _REFERENCE = re.compile(
     rb"<!\[CDATA\[.*?\]\]>|<!--.*?-->"  # left alone
@@ -47,8 +47,8 @@ def _rewrite(match: re.Match[bytes]) -> bytes:
     if digits is None:
         return match[0]  # a CDATA section or a comment
     if len(digits) > 8:
-        return _INVALID_REF
-    return match[0] if _is_xml_char(int(digits, 16 if match["hex"] else 10)) else _INVALID_REF
+        return INVALID_REF
+    return match[0] if _is_xml_char(int(digits, 16 if match["hex"] else 10)) else INVALID_REF
 
 
 def _named(match: re.Match[bytes]) -> bytes:

@@ -11,6 +11,7 @@ percent-encoded the same way and `%` itself too, so the name holds no space or c
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -18,6 +19,7 @@ _URL_SAFE = "!$&'()*+,;=:@/?#[]~%"
 _GUID_SAFE = "!$&'()*+,;=:@/?~"
 
 
+@lru_cache(maxsize=4096)  # a pure function, asked for an entry's link and guid, often the same
 def web_url(url: str, base_url: str = "") -> str:
     """`url` (resolved against `base_url`) as a safe http(s) URL, or "" (see the module doc)."""
     url = url.strip()
@@ -26,7 +28,7 @@ def web_url(url: str, base_url: str = "") -> str:
     try:
         parts = urlsplit(urljoin(base_url, url) if base_url else url)
         scheme, port = parts.scheme.lower(), parts.port
-        host = (parts.hostname or "").encode("idna").decode("ascii")
+        host = _ascii_host(parts.hostname or "")
     except (ValueError, UnicodeError):
         return ""
     if scheme not in _DEFAULT_PORTS or not host:
@@ -49,6 +51,12 @@ def is_web_url(text: str) -> bool:
 def guid_identifier(vendor: str, guid: str) -> str:
     """`guid:<vendor>:<guid, percent-encoded>`: the name of an item whose guid is no URL."""
     return f"guid:{vendor}:{quote(guid, safe=_GUID_SAFE)}"
+
+
+@lru_cache(maxsize=1024)  # few distinct hosts, and Python's idna codec is slow
+def _ascii_host(hostname: str) -> str:
+    """An IDN host in its ASCII form (UnicodeError for one IDNA refuses)."""
+    return hostname.encode("idna").decode("ascii")
 
 
 def _encode(part: str) -> str:

@@ -24,7 +24,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from crovia_spider import logfilters
-from crovia_spider.exceptions import ConfigError, UnreadableEntry
+from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.parsepool import ParserPool
@@ -34,6 +34,7 @@ from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.politeness import apply_politeness, describe_failure
 from crovia_spider.runlog import (
+    INVALID_REFERENCE,
     OVER_CAP,
     TRUNCATED,
     UNREADABLE_FEED,
@@ -138,9 +139,15 @@ class FeedSpider(scrapy.Spider):
         if parsed.failed:
             outcome.error = parsed.error
         entries, over = parsed.entries[: self.max_entries], parsed.entries[self.max_entries :]
-        outcome.items_seen += len(parsed.entries) + parsed.truncated_entries + parsed.lost_entries
+        outcome.items_seen += (
+            len(parsed.entries)
+            + parsed.truncated_entries
+            + parsed.lost_entries
+            + parsed.invalid_entries
+        )
         for reason, count in (
             (TRUNCATED, parsed.truncated_entries),
+            (INVALID_REFERENCE, parsed.invalid_entries),
             (UNREADABLE_FEED, parsed.lost_entries),
             (OVER_CAP, len(over)),
         ):
@@ -159,7 +166,7 @@ class FeedSpider(scrapy.Spider):
 
     def _entry_dropped(self, vendor: str, entry: dict[str, Any], exc: Exception) -> None:
         kind = type(exc).__name__
-        reason = str(exc) if isinstance(exc, UnreadableEntry) else f"unreadable entry ({kind})"
+        reason = f"unreadable entry ({kind})"
         self.run.drop(vendor, reason)
         what = entry.get("id") or entry.get("link") or ""
         self.logger.debug("dropped %s: %s: %.200r (%.200s)", vendor, reason, what, exc)

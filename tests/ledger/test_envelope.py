@@ -103,6 +103,10 @@ def test_bad_arguments_are_refused() -> None:
         new_envelope(record, target_id="")
     with pytest.raises(CanonicalizationError, match="float"):
         new_envelope(record, confidence_extra={"score": 0.9})
+    with pytest.raises(CanonicalizationError, match="float"):
+        new_envelope(record, object_extra={"fetch": {"status": 200, "seconds": [0.5]}})
+    with pytest.raises(CanonicalizationError, match="64 bits"):
+        new_envelope({**record, "source_status": 2**70})
 
 
 def test_the_caller_record_is_not_aliased() -> None:
