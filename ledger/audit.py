@@ -14,7 +14,7 @@ docs/ledger.md, "Audit".
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from ledger import jsonl, lock, merkle
 from ledger.audit_index import IndexChecker
 from ledger.audit_keys import AuditKeys, audit_keys
 from ledger.audit_leaves import LeafCheck, LeafFacts, checked_lines, find_first
+from ledger.audit_processes import PROCESS_MIN_BYTES, checked_blocks
 from ledger.audit_seals import SealChecker, parse_seals
 from ledger.bodies import CitedBodies
 from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
@@ -60,6 +61,7 @@ def audit(
     workers: int = 2,
     progress: Callable[[int], None] | None = None,
     extra_checks: Sequence[LeafCheck] = (),
+    processes: bool | None = None,
 ) -> AuditReport:
     """Check every leaf, seal and index row of the ledger at `directory`; return a report or raise.
 
@@ -67,9 +69,11 @@ def audit(
     UntrustedKey), else the first seal's key: without `pubkey_hex` (`key_pinned` False) a pass
     shows the ledger is consistent under the key its first seal names, not who signed it. With
     neither a seal nor `pubkey_hex`, nothing could be checked: NoAuditKey. `extra_checks` run on
-    every envelope with its leaf index. Raises InvalidPublicKey for a malformed `pubkey_hex`,
-    LedgerNotFound when there is no ledger file, and the VerificationError of the first failure,
-    its message naming the leaf index or seals.jsonl line.
+    every envelope with its leaf index. The per-line checks run on `workers` threads, or on worker
+    processes (ledger/audit_processes.py) for a ledger of PROCESS_MIN_BYTES or more (`processes`
+    forces one way; caller extra_checks always run on threads). Raises InvalidPublicKey for a
+    malformed `pubkey_hex`, LedgerNotFound when there is no ledger file, and the
+    VerificationError of the first failure, its message naming the leaf index or seals.jsonl line.
     """
     pubkey_hex = parse_pin(pubkey_hex, None)[0]
     directory = Path(directory)
@@ -82,12 +86,10 @@ def audit(
     index = IndexChecker(directory / INDEX_FILE)
     try:
         run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            checks = [CitedBodies(directory), *extra_checks]
-            for batch in checked_lines(pool, ledger_file, keys, checks, workers):
-                run.add(batch)
-                if progress is not None:
-                    progress(run.leaves)
+        for batch in _checked(ledger_file, keys, directory, workers, extra_checks, processes):
+            run.add(batch)
+            if progress is not None:
+                progress(run.leaves)
         run.seals.finish(run.leaves)
         checkpoints = check_checkpoints(directory, [seal for _number, seal in seals])
         pending = index.finish(
@@ -98,6 +100,25 @@ def audit(
     finally:
         index.close()
     return _report(run, keys, (len(seals), checkpoints, pending), time.monotonic() - started)
+
+
+def _checked(
+    ledger_file: Path,
+    keys: AuditKeys,
+    directory: Path,
+    workers: int,
+    extra_checks: Sequence[LeafCheck],
+    processes: bool | None,
+) -> Iterator[list[LeafFacts]]:
+    """Each line's facts, in order, from worker processes or threads (see `audit`)."""
+    if processes is None:
+        processes = ledger_file.stat().st_size >= PROCESS_MIN_BYTES
+    if processes and workers > 1 and not extra_checks:
+        yield from checked_blocks(ledger_file, keys, directory, workers)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        checks = [CitedBodies(directory), *extra_checks]
+        yield from checked_lines(pool, ledger_file, keys, checks, workers)
 
 
 class _Pass:

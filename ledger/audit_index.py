@@ -19,6 +19,7 @@ from ledger.index import SCHEMA_VERSION, STORED_COLUMNS
 
 AUDIT_COLUMNS = STORED_COLUMNS
 _REBUILD = "`crovia reindex` rebuilds it from the JSONL"
+_FETCH_ROWS = 1024
 
 
 class IndexChecker:
@@ -33,7 +34,8 @@ class IndexChecker:
             self._rows = self._db.execute(
                 f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves ORDER BY leaf_index"
             )
-            self._next = self._rows.fetchone()
+            self._buffer: list[tuple[Any, ...]] = []
+            self._next = self._fetch()
         except sqlite3.DatabaseError as exc:
             raise IndexMismatch(f"{path.name} is unreadable ({exc}): {_REBUILD}") from None
         if version != SCHEMA_VERSION:
@@ -47,6 +49,14 @@ class IndexChecker:
 
     def close(self) -> None:
         self._db.close()
+
+    def _fetch(self) -> tuple[Any, ...] | None:
+        """The next row in leaf order, or None; rows come in blocks (a call per row costs more
+        than the comparison)."""
+        if not self._buffer:
+            self._buffer = self._rows.fetchmany(_FETCH_ROWS)
+            self._buffer.reverse()
+        return self._buffer.pop() if self._buffer else None
 
     def check(self, leaf_index: int, expected: tuple[Any, ...]) -> None:
         """The row of leaf `leaf_index` equals `expected`; IndexMismatch naming the leaf if not."""
@@ -71,7 +81,7 @@ class IndexChecker:
                 computed=row,
             )
         self.checked += 1
-        self._next = self._rows.fetchone()
+        self._next = self._fetch()
 
     def finish(self, leaves: int, *, ledger_grew: bool, writer_active: bool) -> int:
         """After the last leaf: the rows still pending (0 unless a writer is active).

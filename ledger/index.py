@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ledger.canonical import canonical_json
+from ledger.canonical import canonical_json, encode_checked
 from ledger.exceptions import IndexCorrupt
 
 # Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id or of
@@ -87,8 +87,8 @@ def identity_of(envelope: Mapping[str, Any]) -> str:
     """The identity digest of `envelope`: of its `object.identity`, or for an envelope without one
     (written before identities were scoped by source) of `{"target_id": subject.target_id}`."""
     found = (envelope.get("object") or {}).get("identity")
-    if isinstance(found, Mapping):
-        return identity_digest(found)
+    if isinstance(found, Mapping):  # part of an envelope already held to canonical JSON
+        return hashlib.sha256(encode_checked(dict(found))).hexdigest()
     return identity_digest({"target_id": (envelope.get("subject") or {}).get("target_id", "")})
 
 

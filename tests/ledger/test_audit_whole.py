@@ -9,7 +9,10 @@ import sqlite3
 from pathlib import Path
 
 import nacl.signing
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crovia_spider.cli import main
 from ledger.audit import audit
@@ -17,6 +20,7 @@ from ledger.canonical import canonical_json
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, axiom_id_of, sign_envelope
 from ledger.exceptions import (
     AnchorMismatch,
+    CanonicalizationError,
     DuplicateLeaf,
     EnvelopeMalformed,
     IndexMismatch,
@@ -262,3 +266,45 @@ def test_leaves_appended_during_the_audit_are_not_held_against_it(sealed: Path, 
     report = audit(sealed, progress=append_more)
     assert report.leaves == 14 and report.index_rows_checked == 14
     assert audit(sealed).leaves == 17
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(value=JSON_VALUES)
+def test_the_quick_float_test_never_misses_a_float(value) -> None:
+    # The audit walks a line for floats only when this says it may hold one (ledger/audit_leaves).
+    from ledger.audit_leaves import _may_hold_float
+    from ledger.canonical import check_signable
+
+    try:
+        line = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # NaN and infinities are not JSON
+        return
+    try:
+        check_signable(orjson.loads(line))
+    except CanonicalizationError:
+        assert _may_hold_float(line)
+
+
+@pytest.mark.parametrize("processes", [True, False])
+def test_worker_processes_and_threads_check_alike(sealed: Path, key, processes: bool) -> None:
+    # A large ledger is audited on worker processes (ledger/audit_processes.py); small ones on
+    # threads. Both must pass the same ledger and name the same leaf of a bad one.
+    whole = audit(sealed, pubkey_hex=bytes(key.verify_key).hex(), processes=processes)
+    assert (whole.leaves, whole.seals, whole.index_rows_checked) == (14, 2, 14)
+    lines = _lines(sealed)
+    envelope = json.loads(lines[9])
+    envelope["signature"] = envelope["signature"][:-2] + (
+        "00" if envelope["signature"][-2:] != "00" else "11"
+    )
+    lines[9] = canonical_json(envelope) + b"\n"
+    lines.append(b'{"torn')  # a torn tail is never read as a line
+    _write_lines(sealed, lines)
+    with pytest.raises(SignatureInvalid, match="leaf 9") as caught:
+        audit(sealed, pubkey_hex=bytes(key.verify_key).hex(), processes=processes)
+    assert caught.value.check == "envelope_signature"
