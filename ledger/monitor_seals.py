@@ -28,10 +28,11 @@ from ledger.monitor_state import MonitorState
 from ledger.publish import seal_path
 from ledger.seal import SEAL_KEY_SETS, seal_sha256
 from ledger.tlog.checkpoint import Checkpoint
-from ledger.tlog.exceptions import Rfc6962RootMismatch, SealChainBroken
+from ledger.tlog.exceptions import Rfc6962RootMismatch
 from ledger.tlog.note import Ed25519Verifier
 from ledger.tlog.rfc6962 import root_at
 from ledger.tlog.tile_tree import GrownTree
+from ledger.tlog_audit import check_link
 from ledger.verify import check_seal_signature
 
 MAX_SEAL = 1 << 16
@@ -61,7 +62,7 @@ class SealWalk:
             where = seal_path(number)
             seal = self._fetch(where)
             count = self._check_count(where, seal, count)
-            chained = self._check_chain(where, seal, last_sha, chained)
+            chained = check_link(where, seal, last_sha, chained)
             self._check_signature(where, seal)
             self._check_roots(where, seal)
             last_sha, number, self.checked = seal_sha256(seal), number + 1, self.checked + 1
@@ -103,19 +104,6 @@ class SealWalk:
                 f" and at most the checkpoint's {self._checkpoint.size}"
             )
         return count
-
-    def _check_chain(self, where: str, seal: dict[str, Any], last_sha: str, chained: bool) -> bool:
-        named = seal.get("prev_seal_sha256")
-        if named is None and chained:
-            raise SealChainBroken(f"{where}: an unchained seal after a chained one")
-        if named is not None and named != last_sha:
-            raise SealChainBroken(
-                f"{where} does not name the seal before it: a seal was dropped, changed or"
-                " reordered",
-                expected=last_sha,
-                computed=named,
-            )
-        return chained or named is not None
 
     def _check_signature(self, where: str, seal: dict[str, Any]) -> None:
         if seal["public_key_hex"] != self._key_hex:

@@ -37,21 +37,25 @@ class SealChain:
 
     def check(self, number: int, seal: Mapping[str, Any]) -> None:
         """Raises SealChainBroken naming seals.jsonl line `number`."""
-        named = seal.get("prev_seal_sha256")
-        if named is None and self._chained:
-            raise SealChainBroken(
-                f"seals.jsonl line {number}: an unchained seal after a chained one"
-            )
-        expected = seal_sha256(self._previous)
-        if named is not None and named != expected:
-            raise SealChainBroken(
-                f"seals.jsonl line {number} does not name the seal before it (line {number - 1})"
-                " : a seal line was deleted, reordered or altered",
-                expected=expected,
-                computed=named,
-            )
-        self._chained = self._chained or named is not None
+        where = f"seals.jsonl line {number}"
+        self._chained = check_link(where, seal, seal_sha256(self._previous), self._chained)
         self._previous = seal
+
+
+def check_link(where: str, seal: Mapping[str, Any], previous_sha256: str, chained: bool) -> bool:
+    """Hold `seal` to the chain: it names the seal before it (`previous_sha256`, "" for none) and,
+    once a seal was chained, every later one is too. Returns whether the chain has begun; raises
+    SealChainBroken naming `where`. The audit and the monitor share it."""
+    named = seal.get("prev_seal_sha256")
+    if named is None and chained:
+        raise SealChainBroken(f"{where}: an unchained seal after a chained one")
+    if named is not None and named != previous_sha256:
+        raise SealChainBroken(
+            f"{where} does not name the seal before it: a seal was dropped, changed or reordered",
+            expected=previous_sha256,
+            computed=named,
+        )
+    return chained or named is not None
 
 
 def check_rfc6962_root(number: int, seal: Mapping[str, Any], source: rfc6962.NodeSource) -> None:
