@@ -10,6 +10,7 @@ while verifying) with a bounded number in flight, so memory stays constant.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +24,7 @@ import orjson
 from ledger import jsonl, merkle
 from ledger.audit_keys import AuditKeys
 from ledger.canonical import check_signable, encode_checked
-from ledger.envelope import axiom_id_of
+from ledger.envelope import axiom_id_of, signed_bytes
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
 from ledger.index import row_for, stored_values
@@ -94,11 +95,22 @@ def check_signed_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey)
 
 
 def _signed(envelope: dict[str, Any], key: nacl.signing.VerifyKey) -> str:
-    computed = axiom_id_of(envelope)
+    signed = signed_bytes(envelope)
+    computed = _axiom_id(envelope, signed)
     if envelope.get("axiom_id") != computed:
         raise AxiomIdMismatch("axiom_id", expected=envelope.get("axiom_id"), computed=computed)
-    check_envelope_signature(envelope, key)
+    check_envelope_signature(envelope, key, signed)
     return computed
+
+
+def _axiom_id(envelope: dict[str, Any], signed: bytes) -> str:
+    """`axiom_id_of(envelope)` from its signed bytes: the id covers the same canonical object
+    minus `anchors`, its first member, so it is those bytes without that member (one encoding
+    of the envelope per line instead of two). Anything else is encoded again."""
+    prefix = b'{"anchors":' + encode_checked(envelope.get("anchors")) + b","
+    if not signed.startswith(prefix):
+        return axiom_id_of(envelope)
+    return "axm_" + hashlib.sha256(b"{" + signed[len(prefix) :]).hexdigest()
 
 
 def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:

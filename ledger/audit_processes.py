@@ -6,7 +6,8 @@ large ledger cost more than one core verifying the signatures alone. Worker proc
 GIL. The parent reads the ledger in blocks that end at a line end (a torn tail is never read as
 a line) to count their lines, sends each block's first leaf index, offset and length (a worker
 reads the bytes itself, so they never cross a pipe), and gets back the same `LeafFacts`
-`checked_lines` gives, in ledger order, with at most two blocks per worker in flight. A failure
+`checked_lines` gives, in ledger order, with at most four blocks per worker in flight (the
+parent's own per-leaf work never leaves a worker idle). A failure
 raised in a worker reaches the parent with its check, message and values.
 """
 
@@ -44,7 +45,7 @@ def checked_blocks(
         in_flight: deque[Future[list[LeafFacts]]] = deque()
         for start, offset, length in _blocks(ledger_file):
             in_flight.append(pool.submit(_check_block, start, offset, length))
-            if len(in_flight) >= 2 * workers:
+            if len(in_flight) >= 4 * workers:
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()

@@ -21,10 +21,13 @@ from ledger.seal import SIG_ALGORITHM, seal_signed_bytes
 _HEX128 = re.compile(r"[0-9a-f]{128}")
 
 
-def check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.VerifyKey) -> str:
+def check_envelope_signature(
+    envelope: Mapping[str, Any], key: nacl.signing.VerifyKey, signed: bytes | None = None
+) -> str:
     """The envelope's `ed25519:<128 hex>` signature verifies under `key`; else SignatureInvalid.
 
-    Shared with `crovia audit`, so a receipt and a ledger line pass the same rule.
+    Shared with `crovia audit`, so a receipt and a ledger line pass the same rule. `signed` is
+    `signed_bytes(envelope)` when the caller has it already.
     """
     claimed = envelope.get("signature")
     if (
@@ -38,7 +41,8 @@ def check_envelope_signature(envelope: Mapping[str, Any], key: nacl.signing.Veri
             computed=claimed,
         )
     try:
-        key.verify(signed_bytes(envelope), bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
+        message = signed if signed is not None else signed_bytes(envelope)
+        key.verify(message, bytes.fromhex(claimed[len(SIGNATURE_PREFIX) :]))
     except nacl.exceptions.BadSignatureError:
         raise SignatureInvalid(
             "envelope signature does not verify under seal.public_key_hex",
