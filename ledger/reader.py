@@ -11,8 +11,9 @@ rotations.jsonl, index.sqlite, tree/level-KK.bin, ledger.lock, quarantine/, bodi
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -22,7 +23,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
 from ledger.index import IndexEntry, LedgerIndex, Versions
 from ledger.receipt import build_receipt
-from ledger.stamps.anchor import attach_stamps
+from ledger.stamps.anchor import stamp_fields
 from ledger.tlog import rfc6962
 from ledger.tree import FileNodeStore
 
@@ -136,21 +137,31 @@ class LedgerReader:
         Older receipts stay valid after later seals, so a publisher can bind each leaf to the first
         seal that covers it and never rewrite it. Raises IndexCorrupt for a leaf the index lacks.
         """
-        row = self._index.leaf(leaf_index)
-        if row is None or seal["leaf_count"] <= leaf_index:
-            raise IndexCorrupt(f"leaf {leaf_index} is not under a seal of {seal['leaf_count']}")
-        line = self._read_line(row.offset, row.length)
-        path = self._tree(merkle.inclusion_path, leaf_index, seal["leaf_count"])
-        receipt = build_receipt(
-            envelope=orjson.loads(line),
-            leaf_index=leaf_index,
-            leaf_hash=merkle.leaf_hash(line),
-            ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
-            path=path,
-            seal=seal,
-            key_rotations=self._rotations_to(seal["public_key_hex"]),
-        )
-        return attach_stamps(receipt, self.directory)  # what exists of the seal's stamps
+        return next(self.receipts_at(seal, [leaf_index]))
+
+    def receipts_at(
+        self, seal: dict[str, Any], leaf_indexes: Iterable[int]
+    ) -> Iterator[dict[str, Any]]:
+        """`receipt_at` for each of `leaf_indexes` under one `seal`: the seal's key rotations and
+        stamps, the same for all of them, are read once."""
+        rotations = self._rotations_to(seal["public_key_hex"])
+        stamps = stamp_fields(seal, self.directory)  # what exists of the seal's stamps
+        for leaf_index in leaf_indexes:
+            row = self._index.leaf(leaf_index)
+            if row is None or seal["leaf_count"] <= leaf_index:
+                raise IndexCorrupt(f"leaf {leaf_index} is not under a seal of {seal['leaf_count']}")
+            line = self._read_line(row.offset, row.length)
+            receipt = build_receipt(
+                envelope=orjson.loads(line),
+                leaf_index=leaf_index,
+                leaf_hash=merkle.leaf_hash(line),
+                ledger_path=LEDGER_FILE,  # the basename: nothing signed names the operator's paths
+                path=self._tree(merkle.inclusion_path, leaf_index, seal["leaf_count"]),
+                seal=seal,
+                key_rotations=copy.deepcopy(rotations),
+            )
+            receipt.update(copy.deepcopy(stamps))
+            yield receipt
 
     def rotations(self) -> list[dict[str, Any]]:
         """Every key rotation record, oldest first (a torn last line is skipped)."""

@@ -32,8 +32,7 @@ def write_receipts(context: PublishContext) -> None:
     """
     with Ledger.open(context.ledger_dir) as reader:  # a reader: no key, no lock, never writes
         for seal, first, end in _first_seals(context):
-            for leaf_index in range(first, end):
-                receipt = reader.receipt_at(leaf_index, seal)
+            for receipt in reader.receipts_at(seal, range(first, end)):
                 context.out.write(receipt_path(receipt["axiom_id"]), canonical_json(receipt))
 
 

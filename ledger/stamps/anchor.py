@@ -20,14 +20,22 @@ from ledger.stamps.store import StampStore
 
 def attach_stamps(receipt: dict[str, Any], ledger_dir: Path) -> dict[str, Any]:
     """`receipt` with the stamps that `ledger_dir/stamps/` holds for its seal (changed in place)."""
-    record = StampStore(ledger_dir).load(receipt["seal"])
+    receipt.update(stamp_fields(receipt["seal"], ledger_dir))
+    return receipt
+
+
+def stamp_fields(seal: Mapping[str, Any], ledger_dir: Path) -> dict[str, Any]:
+    """The receipt fields the stamps of `seal` fill (`rfc3161_timestamps`, `bitcoin_anchor`),
+    none when it has none: the same for every receipt under that seal."""
+    record = StampStore(ledger_dir).load(seal)
+    fields: dict[str, Any] = {}
     if record["rfc3161"]:
-        receipt["rfc3161_timestamps"] = sorted(
+        fields["rfc3161_timestamps"] = sorted(
             record["rfc3161"], key=lambda token: (token["gen_time"], token["tsa_url"])
         )
     if "ots" in record:
-        receipt["bitcoin_anchor"] = anchor_block(record["ots"])
-    return receipt
+        fields["bitcoin_anchor"] = anchor_block(record["ots"])
+    return fields
 
 
 def anchor_block(proof: Mapping[str, Any]) -> dict[str, Any]:
