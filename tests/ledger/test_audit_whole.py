@@ -87,8 +87,9 @@ def test_unsealed_leaves_are_reported_and_verified_under_the_ledgers_key(
         audit(filled)
 
 
-def test_seals_deleted_and_a_leaf_edited_is_not_a_pass(sealed: Path, capsys) -> None:
-    """No seal and no --pubkey: no signature can be checked, so the audit cannot pass."""
+def _delete_seals_and_edit_leaf_4(sealed: Path) -> None:
+    """What someone with write access but no key can do: drop the seals, edit a leaf and
+    recompute its axiom_id (its signature no longer verifies)."""
     (sealed / "seals.jsonl").unlink()
     lines = _lines(sealed)
     envelope = json.loads(lines[4])
@@ -96,6 +97,11 @@ def test_seals_deleted_and_a_leaf_edited_is_not_a_pass(sealed: Path, capsys) -> 
     envelope["axiom_id"] = axiom_id_of(envelope)
     lines[4] = canonical_json(envelope) + b"\n"
     _write_lines(sealed, lines)
+
+
+def test_seals_deleted_and_a_leaf_edited_is_not_a_pass(sealed: Path, capsys) -> None:
+    """No seal and no --pubkey: no signature can be checked, so the audit cannot pass."""
+    _delete_seals_and_edit_leaf_4(sealed)
     code, report = _audit_json(sealed, capsys)
     assert code == 1 and report["check"] == "audit_key"
     assert "no seal" in report["message"] and "--pubkey" in report["message"]
@@ -104,13 +110,7 @@ def test_seals_deleted_and_a_leaf_edited_is_not_a_pass(sealed: Path, capsys) -> 
 
 
 def test_seals_deleted_with_a_pinned_key_names_the_edited_leaf(sealed: Path, key, capsys) -> None:
-    (sealed / "seals.jsonl").unlink()
-    lines = _lines(sealed)
-    envelope = json.loads(lines[4])
-    envelope["body"]["title"] = "Edited"
-    envelope["axiom_id"] = axiom_id_of(envelope)
-    lines[4] = canonical_json(envelope) + b"\n"
-    _write_lines(sealed, lines)
+    _delete_seals_and_edit_leaf_4(sealed)
     code, report = _audit_json(sealed, capsys, "--pubkey", bytes(key.verify_key).hex())
     assert code == 1 and report["check"] == "envelope_signature" and "leaf 4" in report["message"]
 
