@@ -32,8 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 from ledger.envelope import new_envelope  # noqa: E402
 from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
-from ledger.store import Ledger  # noqa: E402
-from ledger.tlog_store import default_origin, note_verifier_key  # noqa: E402
+from ledger.store import (  # noqa: E402
+    Ledger,
+    default_origin,
+    note_verifier_key,
+)
 
 sys.path.insert(0, str(ROOT / "bench"))
 from ledger_bench import load_average, ratio_line, record  # noqa: E402

@@ -1,7 +1,7 @@
 """JSONL files as the ledger uses them: durable appends, complete lines only, the last line.
 
 A line counts once its newline is written; bytes after the last newline are a torn write, which
-readers skip and the writer's recovery moves to quarantine (ledger/recovery.py).
+readers skip and the writer's recovery moves to quarantine (ledger/store/recovery.py).
 """
 
 from __future__ import annotations

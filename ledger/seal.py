@@ -15,7 +15,7 @@ import nacl.signing
 
 from ledger.canonical import canonical_json
 from ledger.envelope import utc_now_seconds
-from ledger.keys import key_id, public_key_hex
+from ledger.key_ids import key_id, public_key_hex
 
 SEAL_SCHEMA = "crovia.seal.v1"
 SEAL_KIND = "substrate_batch"

@@ -1,7 +1,8 @@
 """Stage 2, fingerprint: the item's identity, its target_id, and a deterministic fingerprint.
 
 Identity (`item.identity`, signed as the envelope's `object.identity`; the ledger indexes
-`item.identity_key` = sha256 of its canonical JSON, ledger/index.py): `{"family", "guid", "link"}`.
+`item.identity_key` = sha256 of its canonical JSON, ledger/store/index.py): `{"family", "guid",
+"link"}`.
 - `family` scopes it: arXiv's feeds are one family (`arxiv`), every other feed is its own, named
   by its vendor id (crovia_spider/feeds_config.py). A third-party feed repeating an arXiv entry,
   another vendor's link or a guid such as `1` therefore never meets another family's item.
@@ -36,7 +37,7 @@ from crovia_spider.feed.urls import guid_identifier, web_url
 from crovia_spider.feeds_config import ARXIV_FAMILY
 from crovia_spider.items import FeedEntryItem
 from ledger.canonical import canonical_json
-from ledger.index import identity_digest
+from ledger.store import identity_digest
 from pipelines.stage import Stage
 
 FINGERPRINT_VERSION = 1

@@ -12,8 +12,9 @@ Envelope extras: the item's identity in `object.identity` (`{"family", "guid", "
 dedupe groups versions by); the fetch evidence in `object.fetch`; arXiv id, version and announce
 type in `object.arxiv`; the classification ruleset in `confidence.ruleset`; what the item is about
 in `subject.target_id`. The body bytes `object.fetch.body_sha256` names are kept in the ledger
-directory (ledger/bodies.py) by the writer thread just before the batch citing them, so a body is
-durable before any envelope that cites it; each distinct body is compressed and written once.
+directory (ledger/store/bodies.py) by the writer thread just before the batch citing them, so a
+body is durable before any envelope that cites it; each distinct body is compressed and written
+once.
 """
 
 from __future__ import annotations
@@ -31,10 +32,9 @@ from crovia_spider.feed_state import updated_state
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runsummary import log_summary
-from ledger.bodies import BodyStore
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
-from ledger.store import Ledger
+from ledger.store import BodyStore, Ledger
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
 

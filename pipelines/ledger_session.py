@@ -10,11 +10,11 @@ no key, a key other than the ledger's, or a ledger locked by another crawl, refu
 
 Envelopes the issue stage has built but not yet handed to the writer are *held* here, so a lookup
 sees them too: an item met twice in one run chains to the envelope of its first sighting even while
-that one still waits in the issue stage's batch. A lookup asks about one identity (ledger/index.py's
-digest of `object.identity`) and one fingerprint: the newest version of the identity, and whether
-any earlier version (held or in the ledger) had that content. A held envelope's axiom_id is
-computed from the unsigned envelope (docs/format.md: it covers neither signature nor anchors),
-only when it is asked for.
+that one still waits in the issue stage's batch. A lookup asks about one identity
+(ledger/store/index.py's digest of `object.identity`) and one fingerprint: the newest version of
+the identity, and whether any earlier version (held or in the ledger) had that content. A held
+envelope's axiom_id is computed from the unsigned envelope (docs/format.md: it covers neither
+signature nor anchors), only when it is asked for.
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ from crovia_spider.options import resolve_path
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
-from ledger.index import IndexEntry, Versions
 from ledger.keys import load_signing_key
-from ledger.store import Ledger
+from ledger.store import IndexEntry, Ledger, Versions
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

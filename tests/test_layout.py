@@ -41,7 +41,7 @@ def test_crovia_spider_never_imports_pipelines():
     "code",
     [
         "import ledger",
-        "import ledger.verify, ledger.audit, ledger.store, ledger.receipt",
+        "import ledger.receipt, ledger.audit, ledger.store, ledger.publish, ledger.monitor",
         "import sys\nfrom crovia_spider.cli import main\n"
         "sys.argv = ['crovia', 'verify', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass",
@@ -60,3 +60,96 @@ def test_loading_the_verifier_loads_no_crawler(code):
     assert not loaded & {"scrapy", "twisted", "pipelines"}, loaded
     if "crovia_spider" not in code:
         assert "crovia_spider" not in loaded
+
+
+# docs/design.md, "The ledger's rooms": a module imports its own room or a lower rank, never a
+# higher one nor another room of its own rank.
+ROOM_RANKS = {
+    "": 0,
+    "tlog": 1,
+    "keys": 1,
+    "stamps": 2,
+    "receipt": 3,
+    "store": 4,
+    "audit": 5,
+    "publish": 5,
+    "monitor": 6,
+}
+ROOT_MODULES_MAX = 10
+
+
+def _room_of(module: str) -> str:
+    """'ledger.store.reader' -> 'store'; 'ledger.canonical' or 'ledger' -> '' (the format root)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROOM_RANKS else ""
+
+
+def _ledger_imports() -> list[tuple[str, str]]:
+    """(importing module, imported ledger module) for every import under ledger/, at any depth
+    (imports inside functions count: they run too)."""
+    found = []
+    for path in sorted((ROOT / "ledger").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        package = module if rel.name == "__init__" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                # `from ledger import jsonl` imports the module ledger.jsonl
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            found.extend((module, t) for t in targets if t.split(".")[0] == "ledger")
+    return found
+
+
+def test_every_room_has_its_docstring():
+    for init in sorted((ROOT / "ledger").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.split()) >= 20, f"{init}: a room says what it holds"
+        assert init.parent.name in ROOM_RANKS, f"{init.parent.name}: a room with no rank"
+
+
+def test_ledger_root_holds_few_modules():
+    modules = [p for p in (ROOT / "ledger").glob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= ROOT_MODULES_MAX, sorted(p.name for p in modules)
+
+
+def test_ledger_imports_run_one_way():
+    bad = []
+    for module, target in _ledger_imports():
+        mine, theirs = _room_of(module), _room_of(target)
+        if mine == theirs:
+            continue
+        if ROOM_RANKS[theirs] >= ROOM_RANKS[mine]:
+            bad.append(f"{module} ({mine or 'root'}) imports {target} ({theirs or 'root'})")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_one_way_rule_sees_a_violation():
+    """The rule above is not vacuous: the rooms do import each other, downward."""
+    pairs = {(_room_of(m), _room_of(t)) for m, t in _ledger_imports()}
+    assert ("store", "receipt") in pairs and ("monitor", "audit") in pairs
+    assert ROOM_RANKS[_room_of("ledger.monitor.follow")] > ROOM_RANKS[_room_of("ledger.store")]
+
+
+def test_front_ends_import_rooms_not_their_modules():
+    """The CLI, services, pipelines and bench import a room (`ledger.store`), or a root module."""
+    bad = []
+    for package in ("crovia_spider", "pipelines", "bench"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    parts = node.module.split(".")
+                    if (
+                        parts[0] == "ledger"
+                        and len(parts) > 2
+                        and parts[1] not in ("tlog", "stamps")
+                    ):
+                        bad.append(f"{path.relative_to(ROOT)}: from {node.module}")
+    assert not bad, "\n".join(bad)

@@ -41,7 +41,7 @@ SKIP = {
     "systemctl ": "installs a system service",
     "flock -w 600 /var/lib/crovia/ledger/ledger.lock": "copies to a backup host",
     "crovia audit --ledger-dir /srv/backups/crovia-ledger": "needs the backup host's copy",
-    "python -m http.server -d public 8080": "serves until stopped (tests/tlog serve the directory)",
+    "python -m http.server -d public 8080": "serves until stopped (publish tests serve it)",
     "crovia serve public/ --port 8000": "serves until stopped (tests/web/test_serve.py runs it)",
 }
 DOCUMENTS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]

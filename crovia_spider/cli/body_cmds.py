@@ -1,8 +1,8 @@
 """`crovia body AXIOM_ID`: the exact bytes a source served, as the envelope's signature names them.
 
-Writes the kept body that the envelope's `object.fetch.body_sha256` cites (ledger/bodies.py) to
-stdout or `--out`, and exits 0 only if those bytes hash to that signed sha256; otherwise the bytes
-kept are still written and the command exits 1 naming the body (check `fetch_body`). `--out`
+Writes the kept body that the envelope's `object.fetch.body_sha256` cites (ledger/store/bodies.py)
+to stdout or `--out`, and exits 0 only if those bytes hash to that signed sha256; otherwise the
+bytes kept are still written and the command exits 1 naming the body (check `fetch_body`). `--out`
 never replaces an existing file unless `--force`. See docs/ledger.md.
 """
 
@@ -32,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_body(args: argparse.Namespace) -> int:
-    from ledger.bodies import BodyStore
-    from ledger.store import Ledger
+    from ledger.store import BodyStore, Ledger
 
     require_ledger(args.ledger_dir)
     with Ledger.open(args.ledger_dir) as ledger:

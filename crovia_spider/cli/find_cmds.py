@@ -1,4 +1,5 @@
-"""`crovia find`: the axiom ids of the items a user is looking for, read-only (ledger/find.py).
+"""`crovia find`: the axiom ids of the items a user is looking for, read-only
+(ledger/store/find.py).
 
 Stdlib only at module level; the ledger is imported inside the handler. A missing ledger is
 LedgerNotFound (exit 2); finding nothing is not an error (exit 0, "0 found").
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_find(args: argparse.Namespace) -> int:
-    from ledger.find import find_leaves
+    from ledger.store import find_leaves
 
     found = find_leaves(
         args.ledger_dir, vendor=args.vendor, url=args.url, title=args.title, since=args.since
@@ -63,7 +64,7 @@ def cmd_find(args: argparse.Namespace) -> int:
 
 
 def _since(text: str) -> str:
-    from ledger.find import parse_since
+    from ledger.store import parse_since
 
     try:
         return parse_since(text)

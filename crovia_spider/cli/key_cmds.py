@@ -140,7 +140,7 @@ def trust_root(public: bytes) -> dict[str, str]:
     """The trust root of a raw ed25519 public key: what others pin (docs/ledger.md), with the
     note verifier key of its checkpoints under $CROVIA_LOG_ORIGIN or the default origin."""
     from ledger.keys import key_id
-    from ledger.tlog_store import log_origin, note_verifier_key
+    from ledger.store import log_origin, note_verifier_key
 
     origin = log_origin(env_default("CROVIA_LOG_ORIGIN") or None, public)
     return {

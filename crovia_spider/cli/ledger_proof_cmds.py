@@ -82,8 +82,8 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ledger.keys import parse_pin
+    from ledger.receipt import verify_receipt_bytes
     from ledger.stamps.check import load_roots, parse_block_header
-    from ledger.verify import verify_receipt_bytes
 
     parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
     roots = load_roots(args.tsa_root)
@@ -150,7 +150,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def _read_receipt(source: str) -> bytes:
     """The receipt's bytes (at most one more than the verifier accepts, so it can say so)."""
-    from ledger.receipt_bytes import MAX_RECEIPT_BYTES
+    from ledger.receipt import MAX_RECEIPT_BYTES
 
     if source == "-":
         return sys.stdin.buffer.read(MAX_RECEIPT_BYTES + 1)

@@ -1,8 +1,8 @@
 """`crovia monitor`: verify a published log since the last run, trusting only its verifier key.
 
-The checks are ledger/monitor.py's; this module reads the state, picks the source (a directory or
-an http(s) URL), prints the outcome and saves the state only after everything held. A failed
-check exits 1 and leaves the state as it was. docs/ledger.md, "Monitoring".
+The checks are ledger/monitor/follow.py's; this module reads the state, picks the source (a
+directory or an http(s) URL), prints the outcome and saves the state only after everything held. A
+failed check exits 1 and leaves the state as it was. docs/ledger.md, "Monitoring".
 """
 
 from __future__ import annotations
@@ -53,9 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
-    from ledger.log_source import open_source
-    from ledger.monitor import monitor
-    from ledger.monitor_state import MonitorState, load_state, save_state
+    from ledger.monitor import MonitorState, load_state, monitor, open_source, save_state
     from ledger.tlog.note import Ed25519Verifier
 
     origin = Ed25519Verifier.from_vkey(args.vkey).name

@@ -1,4 +1,4 @@
-"""`crovia publish`: write the ledger as a static C2SP tlog-tiles log (ledger/publish.py).
+"""`crovia publish`: write the ledger as a static C2SP tlog-tiles log (ledger/publish/publisher.py).
 
 With CROVIA_WITNESSES set, each new checkpoint is first submitted to those witnesses and published
 with the cosignatures that came back; a witness that is down only costs its cosignature.
@@ -53,8 +53,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import ConfigError
     from crovia_spider.services.witness_client import collect_cosignatures
     from crovia_spider.web.site import write_verifier_page
-    from ledger.publish import WRITERS, publish
-    from ledger.receipt_files import write_receipts
+    from ledger.publish import WRITERS, publish, write_receipts
 
     if args.dir is None:
         raise ConfigError("give DIR or set CROVIA_PUBLISH_DIR")

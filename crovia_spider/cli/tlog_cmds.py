@@ -54,7 +54,7 @@ def write_tlog_proof(ledger: Any, receipt: dict[str, Any], path: Path, *, force:
 
     Raises NoCheckpoint when that seal has none, or what write_output raises.
     """
-    from ledger.tlog_store import tlog_proof_for
+    from ledger.store import tlog_proof_for
 
     leaf_index, leaf_count = receipt["ledger"]["leaf_index"], receipt["seal"]["leaf_count"]
     write_output(path, tlog_proof_for(ledger, leaf_index, leaf_count), force=force)

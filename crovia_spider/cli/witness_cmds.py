@@ -1,8 +1,9 @@
 """`crovia witness serve` and `crovia witness vkey`: a C2SP tlog-witness for other logs.
 
 The witness cosigns a log's checkpoint only after checking the log's signature and the
-consistency proof from the size it cosigned last (ledger/witness.py); Twisted carries the HTTP
-(crovia_spider/services/witness.py) and is imported inside the handler. docs/ledger.md, "Witness".
+consistency proof from the size it cosigned last (ledger/monitor/witness.py); Twisted carries the
+HTTP (crovia_spider/services/witness.py) and is imported inside the handler. docs/ledger.md,
+"Witness".
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _identity(parser: argparse.ArgumentParser) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from crovia_spider.services.witness import serve
-    from ledger.witness import Witness
+    from ledger.monitor import Witness
 
     logs = parse_logs(args.log)
     return serve(Witness(args.state, _signer(args), logs), args.host, args.port)

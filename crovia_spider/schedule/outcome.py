@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import jsonl
-from ledger.reader import RUNS_FILE, SEALS_FILE
+from ledger.store import RUNS_FILE, SEALS_FILE
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
     POST /add-checkpoint            -> 200 with the cosignature line, or the spec's 4xx
     GET  /<sha256(origin)>/checkpoint -> the latest cosigned checkpoint (404 if none)
 
-Every decision is ledger/witness.py's; this module only moves bytes. Requests are handled in the
-reactor thread one at a time, and ledger.witness.Witness holds its own lock besides.
+Every decision is ledger/monitor/witness.py's; this module only moves bytes. Requests are handled
+in the reactor thread one at a time, and ledger.monitor.Witness holds its own lock besides.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from twisted.internet import reactor
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
+from ledger.monitor import Witness
 from ledger.tlog.witness import WitnessRefusal
-from ledger.witness import Witness
 
 # An add-checkpoint body is 63 proof lines and a note of a few signatures: a few kilobytes.
 MAX_BODY = 1 << 16

@@ -1,8 +1,8 @@
 """What `crovia publish` adds for people: the verifier page under `v/` and `trust_root.json`.
 
-A writer of `crovia publish` (ledger/publish.py, `WRITERS`; the receipts are
-ledger/receipt_files.py). The page pins the site's key: the trust root is written into the page
-itself (a JSON data block, not a script), so a copy of the page opened from disk still compares
+A writer of `crovia publish` (ledger/publish/publisher.py, `WRITERS`; the receipts are
+ledger/publish/receipt_files.py). The page pins the site's key: the trust root is written into the
+page itself (a JSON data block, not a script), so a copy of the page opened from disk still compares
 receipts with this site's key, not with the key a receipt carries. Files are rewritten only when
 their bytes change.
 """
@@ -17,8 +17,7 @@ import orjson
 from ledger import jsonl
 from ledger.keys import key_id
 from ledger.publish import PublishContext
-from ledger.reader import SEALS_FILE
-from ledger.tlog_store import note_verifier_key
+from ledger.store import SEALS_FILE, note_verifier_key
 
 PAGE_DIR = "v/"
 PAGE_ASSETS = ("index.html", "verify-core.js", "page.js", "verifier.css")

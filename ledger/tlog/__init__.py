@@ -9,5 +9,6 @@
 - `tiles`: C2SP tlog-tiles paths, hash tiles, entry bundles, the tiles a growing tree changes.
 - `tile_tree`: complete nodes read back from tiles, and a tree grown over them from new leaves.
 
-Storage of the tree and the checkpoints is `ledger/tlog_store.py`; docs/ledger.md describes both.
+Storage of the tree and the checkpoints is `ledger/store/tlog_store.py`; docs/ledger.md describes
+both.
 """

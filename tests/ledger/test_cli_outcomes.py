@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crovia_spider.cli import main
-from ledger.receipt_bytes import MAX_RECEIPT_BYTES
+from ledger.receipt import MAX_RECEIPT_BYTES
 from tests.vectors.make_vectors import SEED_RECEIPT
 
 PROJECT = Path(__file__).parents[2]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger import merkle
-from ledger.tree import FileNodeStore, MemoryFrontier
+from ledger.store import FileNodeStore, MemoryFrontier
 
 MAX_LEAVES = 3000
 LEAVES = [hashlib.sha256(b"leaf %d" % n).digest() for n in range(MAX_LEAVES)]

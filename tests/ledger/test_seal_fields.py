@@ -11,9 +11,9 @@ import pytest
 
 from ledger.canonical import canonical_json
 from ledger.exceptions import ReceiptMalformed, SealInvalid, VerificationError
+from ledger.receipt import verify_receipt
 from ledger.seal import SEAL_EXTENSION_KEYS, seal_signed_bytes
 from ledger.store import Ledger
-from ledger.verify import verify_receipt
 from tests.vectors.make_vectors import SEED_RECEIPT, sample_envelope
 
 

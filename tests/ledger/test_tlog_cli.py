@@ -10,12 +10,11 @@ import pytest
 
 from crovia_spider.cli import main
 from ledger.keys import generate_signing_key
-from ledger.store import Ledger
+from ledger.store import CheckpointStore, Ledger
 from ledger.tlog import rfc6962
 from ledger.tlog.checkpoint import open_checkpoint
 from ledger.tlog.note import Ed25519Verifier
 from ledger.tlog.proof import parse_tlog_proof, verify_tlog_proof
-from ledger.tlog_store import CheckpointStore
 from tests.vectors.make_vectors import sample_envelope
 
 ORIGIN = "example.org/crovia-test"

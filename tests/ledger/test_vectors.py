@@ -11,8 +11,8 @@ import pytest
 
 from ledger.canonical import canonical_json
 from ledger.exceptions import InvalidPublicKey, UntrustedKey, VerificationError
+from ledger.receipt import verify_receipt
 from ledger.seal import SEAL_EXTENSION_KEYS
-from ledger.verify import verify_receipt
 from tests.vectors import make_vectors
 from tests.vectors.make_vectors import TEST_KEY, build_ledger, mutations, seed_receipt
 

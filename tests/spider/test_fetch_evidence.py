@@ -14,8 +14,8 @@ import json
 
 import pytest
 
-from ledger.bodies import BodyStore
 from ledger.canonical import canonical_json
+from ledger.store import BodyStore
 from tests.conftest import FEEDS
 from tests.crawl import crovia, envelopes, run_crawl
 from tests.feedserver import FeedServer, Reply

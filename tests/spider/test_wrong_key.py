@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ledger.keys import generate_signing_key, key_id, load_signing_key
 from tests.crawl import crawl_env, run_crawl
-from tests.ledger.test_writer_key import snapshot
+from tests.ledger.store.test_writer_key import snapshot
 
 
 def test_a_crawl_with_another_key_is_refused_and_the_ledger_is_unchanged(tmp_path, feed_server):

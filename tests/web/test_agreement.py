@@ -11,7 +11,7 @@ import pytest
 
 from ledger.canonical import canonical_json
 from ledger.exceptions import CanonicalizationError, VerificationError
-from ledger.verify import verify_receipt_bytes
+from ledger.receipt import verify_receipt_bytes
 from tests.vectors.make_vectors import build_ledger, mutations, seed_receipt
 from tests.web.conftest import Site
 

@@ -294,7 +294,7 @@
     return v;
   };
 
-  // -- the checks of `crovia verify` (ledger/verify.py), same order, same names ---------------
+  // -- the checks of `crovia verify` (ledger/receipt/verify.py), same order, same names ---------------
 
   const SEED_SEAL_KEYS = [
     "first_collector_run_id", "first_receipt_hash", "jsonl_path", "key_id",
@@ -430,7 +430,7 @@
     if (!HEX64.test(seal.public_key_hex)) throw new CheckFailed("receipt_shape", "seal.public_key_hex is not 64 hex", "64 hex", seal.public_key_hex);
   }
 
-  // -- key rotations (ledger/rotation.py, ledger/keychain.py) ----------------------------------
+  // -- key rotations (ledger/keys/rotation.py, ledger/keys/keychain.py) ----------------------------------
 
   const keyIdOf = async (hex) => toHex(await sha256(fromHex(hex))).slice(0, 16);
 
@@ -636,7 +636,7 @@
 
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-  // The bytes must be exactly the canonical JSON of what they parse to (ledger/receipt_bytes.py).
+  // The bytes must be exactly the canonical JSON of what they parse to (ledger/receipt/receipt_bytes.py).
   function checkCanonicalBytes(bytes) {
     if (bytes.length > 16 * 1024 * 1024) throw new CheckFailed("canonical_bytes", "larger than 16 MiB");
     let text;

@@ -1,0 +1,108 @@
+"""The index half of `crovia audit`: index.sqlite holds exactly one row per leaf, equal to the row
+the JSONL line gives (ledger/store/index.py `row_for`, and its lookup keys).
+
+The index is derived, but `crovia prove` and dedupe trust it: a deleted row hides a leaf, an edited
+one points a lookup at another. Rows are read in one ordered pass beside the leaves, so memory
+stays constant. Rows missing only at the end of the ledger while a writer holds the lock are a
+batch whose lines are durable but whose rows are not yet committed: reported as pending, not
+failed. Without a writer, the writer's recovery would add them, and `crovia reindex` rebuilds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ledger.exceptions import IndexMismatch
+from ledger.store.index import SCHEMA_VERSION, STORED_COLUMNS
+
+AUDIT_COLUMNS = STORED_COLUMNS
+_REBUILD = "`crovia reindex` rebuilds it from the JSONL"
+_FETCH_ROWS = 1024
+
+
+class IndexChecker:
+    """Compares the rows of index.sqlite, in leaf order, with the rows the leaves give."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise IndexMismatch(f"{path.name} is missing: {_REBUILD}")
+        try:
+            self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+            self._rows = self._db.execute(
+                f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves ORDER BY leaf_index"
+            )
+            self._buffer: list[tuple[Any, ...]] = []
+            self._next = self._fetch()
+        except sqlite3.DatabaseError as exc:
+            raise IndexMismatch(f"{path.name} is unreadable ({exc}): {_REBUILD}") from None
+        if version != SCHEMA_VERSION:
+            raise IndexMismatch(
+                f"{path.name} has schema {version}: {_REBUILD}",
+                expected=SCHEMA_VERSION,
+                computed=version,
+            )
+        self.checked = 0
+        self.missing_from: int | None = None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _fetch(self) -> tuple[Any, ...] | None:
+        """The next row in leaf order, or None; rows come in blocks (a call per row costs more
+        than the comparison)."""
+        if not self._buffer:
+            self._buffer = self._rows.fetchmany(_FETCH_ROWS)
+            self._buffer.reverse()
+        return self._buffer.pop() if self._buffer else None
+
+    def check(self, leaf_index: int, expected: tuple[Any, ...]) -> None:
+        """The row of leaf `leaf_index` equals `expected`; IndexMismatch naming the leaf if not."""
+        row = self._next
+        if row is None:  # rows stop here: judged at `finish`
+            if self.missing_from is None:
+                self.missing_from = leaf_index
+            return
+        if row[0] != leaf_index:
+            raise IndexMismatch(
+                f"leaf {leaf_index}: no index row (a deleted row hides the leaf from lookups):"
+                f" {_REBUILD}",
+                expected=leaf_index,
+                computed=row[0],
+            )
+        if row != expected:
+            pairs = zip(AUDIT_COLUMNS, row, expected, strict=True)
+            names = [name for name, found, wanted in pairs if found != wanted]
+            raise IndexMismatch(
+                f"leaf {leaf_index}: the index row disagrees with the JSONL in {names}",
+                expected=expected,
+                computed=row,
+            )
+        self.checked += 1
+        self._next = self._fetch()
+
+    def finish(self, leaves: int, *, ledger_grew: bool, writer_active: bool) -> int:
+        """After the last leaf: the rows still pending (0 unless a writer is active).
+
+        Raises IndexMismatch for rows beyond the ledger's end (unless lines were appended during
+        the audit) and for rows missing at its end with no writer to commit them.
+        """
+        if self._next is not None and not ledger_grew:
+            raise IndexMismatch(
+                f"the index has rows beyond the ledger's {leaves} leaves (from leaf"
+                f" {self._next[0]}): was the ledger cut short? {_REBUILD}",
+                expected=leaves,
+                computed=self._next[0],
+            )
+        if self.missing_from is None:
+            return 0
+        if writer_active:
+            return leaves - self.missing_from
+        raise IndexMismatch(
+            f"leaf {self.missing_from}: no index row for leaves {self.missing_from} to"
+            f" {leaves - 1} and no writer to add them: {_REBUILD}",
+            expected=leaves,
+            computed=self.missing_from,
+        )

@@ -1,0 +1,198 @@
+"""The per-line half of `crovia audit`: every check one ledger line allows on its own.
+
+Each line must be canonical JSON of an AX.OBS envelope (ledger/envelope_shape.py) whose axiom_id
+recomputes and whose signature verifies under the key of its era, and pass any extra per-leaf
+check a caller plugs in. What needs the whole ledger (the anchor height against the line number, a
+repeated axiom_id, the index row, the seals) is left to ledger/audit/whole.py, which gets one
+`LeafFacts` per line, in order. Batches are checked on a thread pool (PyNaCl releases the GIL
+while verifying) with a bounded number in flight, so memory stays constant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+import nacl.signing
+import orjson
+
+from ledger import jsonl, merkle
+from ledger.audit.keys import AuditKeys
+from ledger.canonical import check_signable, encode_checked
+from ledger.envelope import axiom_id_of, signed_bytes
+from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
+from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
+from ledger.keys.signatures import check_envelope_signature
+from ledger.store.index import row_for, stored_values
+
+BATCH_LINES = 256
+_FLOAT_MARK = re.compile(rb"\d[.eE]")
+T = TypeVar("T")
+# A check a caller adds (a cited body, ...): called with the envelope and its leaf index, it
+# raises a VerificationError; the audit prefixes the message with the leaf.
+LeafCheck = Callable[[dict[str, Any], int], object]
+
+
+class LeafFacts(NamedTuple):
+    """What a checked line tells the whole-ledger checks."""
+
+    leaf_hash: bytes
+    axiom_digest: bytes  # the 32 bytes of the axiom_id: a set of them finds a replayed line
+    height: int  # anchors[0].height as signed
+    index_row: tuple[Any, ...]  # the row index.sqlite must hold for this leaf (AUDIT_COLUMNS)
+    end: int  # the file offset just past this line's newline
+
+
+def check_line(
+    line: bytes,
+    leaf_index: int,
+    offset: int,
+    keys: AuditKeys,
+    extra_checks: Sequence[LeafCheck] = (),
+) -> LeafFacts:
+    """Check one ledger line on its own; raise the VerificationError naming `leaf {leaf_index}`."""
+    envelope = _parse(line, leaf_index)
+    return located(
+        f"leaf {leaf_index}", lambda: _facts(envelope, line, leaf_index, offset, keys, extra_checks)
+    )
+
+
+def _facts(
+    envelope: dict[str, Any],
+    line: bytes,
+    leaf_index: int,
+    offset: int,
+    keys: AuditKeys,
+    extra_checks: Sequence[LeafCheck],
+) -> LeafFacts:
+    check_envelope_shape(envelope, anchor=False)
+    height = ledger_anchor_height(envelope)
+    computed = _signed(envelope, keys.for_leaf(leaf_index).key)
+    for check in extra_checks:
+        check(envelope, leaf_index)
+    row = row_for(envelope, leaf_index, offset, len(line))
+    return LeafFacts(
+        merkle.leaf_hash(line),
+        bytes.fromhex(computed[4:]),
+        height,
+        stored_values(row),
+        offset + len(line) + 1,
+    )
+
+
+def check_signed_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey) -> bytes:
+    """Canonical form, axiom_id and signature under `key` of one line; return its leaf hash.
+    The per-entry check a monitor shares (ledger/monitor/entries.py adds its own shape check);
+    `check_line` is the audit's, which adds the envelope's shape, anchor and index row."""
+    envelope = _parse(line, leaf_index)
+    located(f"leaf {leaf_index}", lambda: _signed(envelope, key))
+    return merkle.leaf_hash(line)
+
+
+def _signed(envelope: dict[str, Any], key: nacl.signing.VerifyKey) -> str:
+    signed = signed_bytes(envelope)
+    computed = _axiom_id(envelope, signed)
+    if envelope.get("axiom_id") != computed:
+        raise AxiomIdMismatch("axiom_id", expected=envelope.get("axiom_id"), computed=computed)
+    check_envelope_signature(envelope, key, signed)
+    return computed
+
+
+def _axiom_id(envelope: dict[str, Any], signed: bytes) -> str:
+    """`axiom_id_of(envelope)` from its signed bytes: the id covers the same canonical object
+    minus `anchors`, its first member, so it is those bytes without that member (one encoding
+    of the envelope per line instead of two). Anything else is encoded again."""
+    prefix = b'{"anchors":' + encode_checked(envelope.get("anchors")) + b","
+    if not signed.startswith(prefix):
+        return axiom_id_of(envelope)
+    return "axm_" + hashlib.sha256(b"{" + signed[len(prefix) :]).hexdigest()
+
+
+def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
+    try:
+        envelope = orjson.loads(line)
+        if _may_hold_float(line):
+            check_signable(envelope)
+        canonical = encode_checked(envelope)
+    except (orjson.JSONDecodeError, CanonicalizationError) as exc:
+        raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
+    # Byte equality also refuses duplicate keys: re-encoding keeps one, so the bytes differ.
+    if canonical != line or type(envelope) is not dict:
+        raise LineInvalid(f"leaf {leaf_index}: line is not in canonical form")
+    return envelope
+
+
+def _may_hold_float(line: bytes) -> bool:
+    """False only when no number outside the strings of `line` is a float (orjson reads floats,
+    and integers past 64 bits as floats, and writes each with a `.` or an exponent). Without an
+    escaped quote, every other piece between quotes is outside a string; else assume a float."""
+    if b'\\"' in line:
+        return True
+    outside = b"".join(line.split(b'"')[::2])
+    return _FLOAT_MARK.search(outside) is not None
+
+
+def located(where: str, check: Callable[[], T]) -> T:
+    """Run one of the verifier's checks; on failure, the same error prefixed with `where`."""
+    try:
+        return check()
+    except VerificationError as exc:
+        if str(exc.args[0]).startswith(f"{where}:"):  # a check that names the leaf itself
+            raise
+        raise type(exc)(
+            f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
+        ) from None
+
+
+def checked_lines(
+    pool: ThreadPoolExecutor,
+    ledger_file: Path,
+    keys: AuditKeys,
+    extra_checks: Sequence[LeafCheck],
+    workers: int,
+) -> Iterator[list[LeafFacts]]:
+    """LeafFacts batch by batch, in ledger order, with at most 2 * workers batches in flight."""
+    in_flight: deque[Future[list[LeafFacts]]] = deque()
+    for start, lines in _batches(ledger_file):
+        in_flight.append(pool.submit(_check_batch, lines, start, keys, extra_checks))
+        if len(in_flight) >= 2 * workers:
+            yield in_flight.popleft().result()
+    while in_flight:
+        yield in_flight.popleft().result()
+
+
+def _check_batch(
+    lines: list[tuple[int, bytes]], start: int, keys: AuditKeys, extra: Sequence[LeafCheck]
+) -> list[LeafFacts]:
+    return [
+        check_line(line, start + i, offset, keys, extra) for i, (offset, line) in enumerate(lines)
+    ]
+
+
+def _batches(ledger_file: Path) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+    batch: list[tuple[int, bytes]] = []
+    start = 0
+    for offset, line in jsonl.iter_lines(ledger_file):
+        batch.append((offset, line))
+        if len(batch) == BATCH_LINES:
+            yield start, batch
+            start, batch = start + len(batch), []
+    if batch:
+        yield start, batch
+
+
+def find_first(ledger_file: Path, axiom_id: str, before: int) -> int | None:
+    """The first leaf before `before` whose line holds `axiom_id` (the failure path of a replay:
+    canonical lines make the id's bytes a plain substring)."""
+    needle = b'"axiom_id":"' + axiom_id.encode() + b'"'
+    for leaf_index, (_offset, line) in enumerate(jsonl.iter_lines(ledger_file)):
+        if leaf_index >= before:
+            return None
+        if needle in line and orjson.loads(line).get("axiom_id") == axiom_id:
+            return leaf_index
+    return None

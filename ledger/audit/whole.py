@@ -1,0 +1,185 @@
+"""`crovia audit`: show a whole ledger directory is whole, in one streaming pass.
+
+Per line (ledger/audit/leaves.py, on a thread pool): canonical form, the envelope's shape, its
+axiom_id, and its signature under the key of its era (ledger/audit/keys.py), plus any extra
+per-leaf check plugged in. Across lines, here: the anchor height is the line number, no axiom_id
+repeats, index.sqlite agrees row for row (ledger/audit/index.py), and every seal's signature, key
+and Merkle root hold at its leaf_count (an O(log n) frontier). Leaves after the last seal are
+reported and must verify under the ledger's key like the rest. The seal chain, the seals' RFC
+6962 roots and the stored checkpoints are checked too (ledger/audit/tlog_audit.py). Memory stays
+bounded: batches in flight, the frontier, and 32 bytes per leaf to find a replayed axiom_id.
+docs/ledger.md, "Audit".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger import jsonl, lock, merkle
+from ledger.audit.index import IndexChecker
+from ledger.audit.keys import AuditKeys, audit_keys
+from ledger.audit.leaves import LeafCheck, LeafFacts, checked_lines, find_first
+from ledger.audit.processes import PROCESS_MIN_BYTES, checked_blocks
+from ledger.audit.seals import SealChecker, parse_seals
+from ledger.audit.tlog_audit import check_checkpoints
+from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
+from ledger.keys.keyfile import parse_pin
+from ledger.store.bodies import CitedBodies
+from ledger.store.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, SEALS_FILE
+from ledger.store.tree import MemoryFrontier
+
+__all__ = ["AuditReport", "audit", "parse_seals"]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What a passing audit checked, with counts."""
+
+    leaves: int
+    signatures_verified: int
+    seals: int
+    checkpoints: int
+    unsealed_leaves: int
+    public_key_hex: str | None
+    key_ids: list[str]
+    key_rotations: int
+    key_pinned: bool
+    index_rows_checked: int
+    index_rows_pending: int
+    seconds: float
+    torn_tail: bool
+
+
+def audit(
+    directory: str | Path,
+    *,
+    pubkey_hex: str | None = None,
+    workers: int = 2,
+    progress: Callable[[int], None] | None = None,
+    extra_checks: Sequence[LeafCheck] = (),
+    processes: bool | None = None,
+) -> AuditReport:
+    """Check every leaf, seal and index row of the ledger at `directory`; return a report or raise.
+
+    The envelopes' key is `pubkey_hex` if given (then every seal must carry it too, else
+    UntrustedKey), else the first seal's key: without `pubkey_hex` (`key_pinned` False) a pass
+    shows the ledger is consistent under the key its first seal names, not who signed it. With
+    neither a seal nor `pubkey_hex`, nothing could be checked: NoAuditKey. `extra_checks` run on
+    every envelope with its leaf index. The per-line checks run on `workers` threads, or on worker
+    processes (ledger/audit/processes.py) for a ledger of PROCESS_MIN_BYTES or more (`processes`
+    forces one way; caller extra_checks always run on threads). Raises InvalidPublicKey for a
+    malformed `pubkey_hex`, LedgerNotFound when there is no ledger file, and the
+    VerificationError of the first failure, its message naming the leaf index or seals.jsonl line.
+    """
+    pubkey_hex = parse_pin(pubkey_hex, None)[0]
+    directory = Path(directory)
+    ledger_file = directory / LEDGER_FILE
+    if not ledger_file.exists():
+        raise LedgerNotFound(f"no ledger at {directory}")
+    started = time.monotonic()
+    seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
+    keys = audit_keys(directory, pubkey_hex, seals, has_leaves=jsonl.complete_size(ledger_file) > 0)
+    index = IndexChecker(directory / INDEX_FILE)
+    try:
+        run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
+        for batch in _checked(ledger_file, keys, directory, workers, extra_checks, processes):
+            run.add(batch)
+            if progress is not None:
+                progress(run.leaves)
+        run.seals.finish(run.leaves)
+        checkpoints = check_checkpoints(directory, [seal for _number, seal in seals])
+        pending = index.finish(
+            run.leaves,
+            ledger_grew=jsonl.complete_size(ledger_file) > run.end,
+            writer_active=lock.held(directory / LOCK_FILE),
+        )
+    finally:
+        index.close()
+    return _report(run, keys, (len(seals), checkpoints, pending), time.monotonic() - started)
+
+
+def _checked(
+    ledger_file: Path,
+    keys: AuditKeys,
+    directory: Path,
+    workers: int,
+    extra_checks: Sequence[LeafCheck],
+    processes: bool | None,
+) -> Iterator[list[LeafFacts]]:
+    """Each line's facts, in order, from worker processes or threads (see `audit`)."""
+    if processes is None:
+        processes = ledger_file.stat().st_size >= PROCESS_MIN_BYTES
+    if processes and workers > 1 and not extra_checks:
+        yield from checked_blocks(ledger_file, keys, directory, workers)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        checks = [CitedBodies(directory), *extra_checks]
+        yield from checked_lines(pool, ledger_file, keys, checks, workers)
+
+
+class _Pass:
+    """The whole-ledger checks, fed the leaves' facts in order."""
+
+    def __init__(
+        self, ledger_file: Path, keys: AuditKeys, seals: SealChecker, index: IndexChecker
+    ) -> None:
+        self.ledger_file, self.keys, self.seals, self.index = ledger_file, keys, seals, index
+        self.frontier = MemoryFrontier()
+        self.leaves = 0
+        self.end = 0  # bytes of the ledger file audited
+        self._seen: set[bytes] = set()
+
+    def add(self, batch: list[LeafFacts]) -> None:
+        for facts in batch:
+            leaf = self.leaves
+            self._unique(facts.axiom_digest, leaf)
+            if facts.height != leaf:
+                raise AnchorMismatch(
+                    f"leaf {leaf}: envelope.anchors[0].height is the line number",
+                    expected=leaf,
+                    computed=facts.height,
+                )
+            self.index.check(leaf, facts.index_row)
+            merkle.append_leaf(self.frontier, leaf, facts.leaf_hash)
+            self.leaves += 1
+            self.end = facts.end
+            self.seals.at(self.leaves, self.frontier)
+
+    def _unique(self, digest: bytes, leaf: int) -> None:
+        if digest not in self._seen:
+            self._seen.add(digest)
+            return
+        axiom_id = "axm_" + digest.hex()
+        first = find_first(self.ledger_file, axiom_id, leaf)
+        raise DuplicateLeaf(
+            f"leaf {leaf} repeats the axiom_id of leaf {first} (a replayed line)",
+            expected=f"one leaf with {axiom_id}",
+            computed=[first, leaf],
+        )
+
+
+def _report(
+    run: _Pass, keys: AuditKeys, counts: tuple[int, int, int], seconds: float
+) -> AuditReport:
+    seals, checkpoints, pending = counts
+    sealed = run.seals.last_count
+    torn = run.ledger_file.stat().st_size != jsonl.complete_size(run.ledger_file)
+    return AuditReport(
+        leaves=run.leaves,
+        signatures_verified=run.leaves,
+        seals=seals,
+        checkpoints=checkpoints,
+        unsealed_leaves=run.leaves - sealed,
+        public_key_hex=keys.eras[-1].public_key_hex if keys.eras else None,
+        key_ids=keys.key_ids,
+        key_rotations=keys.rotations,
+        key_pinned=keys.pinned,
+        index_rows_checked=run.index.checked,
+        index_rows_pending=pending,
+        seconds=seconds,
+        torn_tail=torn,
+    )

@@ -1,0 +1,67 @@
+"""The Merkle inclusion check of a receipt, with the CVE-2012-2459 guards of docs/format.md.
+
+`leaf_index < leaf_count`, a path of exactly ceil(log2 leaf_count) steps whose sides are the bits
+of the index, siblings of 64 hex, and the path leading to the sealed root. Part of
+ledger/receipt/verify.py's checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ledger import merkle
+from ledger.exceptions import ProofMalformed, RootMismatch
+from ledger.receipt.build import MERKLE_PROOF_PARAMS
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def check_path(receipt: Mapping[str, Any]) -> str:
+    """The path from `ledger.leaf_hash` leads to `seal.merkle_root`; else ProofMalformed or
+    RootMismatch. The receipt has passed the shape check."""
+    proof, seal = receipt["merkle_proof"], receipt["seal"]
+    index, count = receipt["ledger"]["leaf_index"], seal["leaf_count"]
+    params = {k: proof.get(k) for k in MERKLE_PROOF_PARAMS}
+    if params != MERKLE_PROOF_PARAMS:
+        raise ProofMalformed(
+            "merkle_proof parameters", expected=MERKLE_PROOF_PARAMS, computed=params
+        )
+    if not 0 <= index < count:
+        raise ProofMalformed("leaf_index < leaf_count", expected=f"< {count}", computed=index)
+    steps = _path_steps(proof.get("path"), index, merkle.tree_height(count))
+    leaf = bytes.fromhex(receipt["ledger"]["leaf_hash"])
+    computed = merkle.root_from_path(leaf, index, steps).hex()
+    if computed != seal["merkle_root"]:
+        raise RootMismatch(
+            "path does not lead to seal.merkle_root",
+            expected=seal["merkle_root"],
+            computed=computed,
+        )
+    return "merkle_path"
+
+
+def _path_steps(path: object, index: int, height: int) -> list[tuple[bytes, str]]:
+    if not isinstance(path, list) or len(path) != height:
+        computed = len(path) if isinstance(path, list) else type(path).__name__
+        raise ProofMalformed(
+            "path length = ceil(log2 leaf_count)", expected=height, computed=computed
+        )
+    steps = []
+    for level, step in enumerate(path):
+        side = merkle.LEFT if (index >> level) & 1 else merkle.RIGHT
+        if not isinstance(step, dict) or set(step) != {"sibling", "side"}:
+            raise ProofMalformed(f"path[{level}] shape", expected="{sibling, side}", computed=step)
+        if step["side"] != side:
+            raise ProofMalformed(
+                f"path[{level}].side = bit {level} of leaf_index",
+                expected=side,
+                computed=step["side"],
+            )
+        if not isinstance(step["sibling"], str) or not _HEX64.fullmatch(step["sibling"]):
+            raise ProofMalformed(
+                f"path[{level}].sibling is 64 hex", expected="64 hex", computed=step["sibling"]
+            )
+        steps.append((bytes.fromhex(step["sibling"]), side))
+    return steps

@@ -1,0 +1,246 @@
+"""The offline verifier of receipts (docs/format.md "What a verifier checks").
+
+Each failed check raises its own VerificationError subclass carrying `check`, `expected` and
+`computed`; success returns a Verdict saying what the receipt vouches for. Nothing here reads the
+ledger: a receipt's bytes and, ideally, a pinned key suffice. docs/ledger.md lists the checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import nacl.signing
+
+from ledger import merkle
+from ledger.canonical import canonical_json
+from ledger.envelope import axiom_id_of
+from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
+from ledger.exceptions import (
+    AxiomIdMismatch,
+    LeafHashMismatch,
+    ReceiptMalformed,
+    TrustRootMismatch,
+    UntrustedKey,
+    VerifierUrlMismatch,
+)
+from ledger.keys.keychain import KeyChain, receipt_key_chain
+from ledger.keys.keyfile import parse_pin
+from ledger.keys.signatures import check_envelope_signature, check_seal_signature
+from ledger.receipt.path_check import check_path
+from ledger.receipt.receipt_bytes import parse_receipt_bytes
+from ledger.receipt.shape import check_receipt_shape
+from ledger.stamps.check import StampVerdict, verify_stamps
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A receipt that passed every check, and what it vouches for: this item (vendor, title, url)
+    was observed at `observed_at`, signed at `issued_at` as leaf `leaf_index` of a ledger sealed
+    at `sealed_at` over `leaf_count` leaves by `key_id`. `key_pinned` is False when no trusted
+    key was given: then it shows only that the receipt is self-consistent.
+    """
+
+    axiom_id: str
+    vendor: str
+    title: str
+    url: str
+    observed_at: str
+    issued_at: str
+    leaf_index: int
+    leaf_count: int
+    sealed_at: str
+    merkle_root: str
+    key_id: str
+    public_key_hex: str
+    key_pinned: bool
+    checks: tuple[str, ...]
+    stamps: StampVerdict | None = None
+    key_rotations: int = 0  # rotation records followed from the ledger's first key to the seal's
+
+
+def verify_receipt_bytes(
+    data: bytes,
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
+) -> Verdict:
+    """Check a receipt file's exact bytes: `verify_receipt` of what they parse to, if they are
+    exactly its canonical JSON (ledger/receipt/receipt_bytes.py; else ReceiptBytesInvalid).
+
+    Raises InvalidPublicKey for a malformed pin before looking at `data`.
+    """
+    parse_pin(pubkey_hex, key_id)
+    return verify_receipt(
+        parse_receipt_bytes(data),
+        pubkey_hex=pubkey_hex,
+        key_id=key_id,
+        tsa_roots=tsa_roots,
+        bitcoin_headers=bitcoin_headers,
+    )
+
+
+def verify_receipt(
+    receipt: Mapping[str, Any],
+    *,
+    pubkey_hex: str | None = None,
+    key_id: str | None = None,
+    tsa_roots: Sequence[Any] = (),
+    bitcoin_headers: Sequence[bytes] = (),
+) -> Verdict:
+    """Check a parsed `receipt` offline: return a Verdict or raise the first failed check's error.
+
+    `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
+    the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
+    Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
+    A file's bytes go through `verify_receipt_bytes`, which also holds them to the canonical form.
+    Stamps the receipt carries are checked too (ledger.stamps.check: Rfc3161Invalid, OtsInvalid),
+    their TSAs chained to `tsa_roots` and Bitcoin claims to `bitcoin_headers` when given.
+    """
+    pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
+    check_receipt_shape(receipt)
+    envelope, seal = receipt["envelope"], receipt["seal"]
+    verify_key = _seal_key(seal)
+    chain = receipt_key_chain(receipt)  # the seal's key alone, or key_rotations up to it
+    leaf_key = chain.verify_key_for_leaf(receipt["ledger"]["leaf_index"])
+    checks = [
+        _check_axiom_id(receipt),
+        _check_verifier_url(receipt),
+        check_envelope_signature(envelope, leaf_key),
+        _check_envelope_shape(envelope),
+        _check_leaf_hash(receipt),
+        check_path(receipt),
+        *_check_anchor(receipt),
+        check_seal_signature(seal, verify_key),
+        _check_trust_root(receipt),
+    ]
+    if chain.records:
+        checks.append("key_rotation")
+    pinned = _check_pinned(seal, pubkey_hex, key_id, chain)
+    if pinned:
+        checks.append("pinned_key")
+    stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
+    checks += stamps.checks
+    return _verdict(receipt, pinned, tuple(checks), stamps, len(chain.records))
+
+
+def _verdict(
+    receipt: Mapping[str, Any],
+    pinned: bool,
+    checks: tuple[str, ...],
+    stamps: StampVerdict,
+    rotations: int,
+) -> Verdict:
+    envelope, seal = receipt["envelope"], receipt["seal"]
+    return Verdict(
+        axiom_id=receipt["axiom_id"],
+        vendor=envelope["body"]["vendor"],
+        title=envelope["body"]["title"],
+        url=envelope["object"]["primary_source_url"],
+        observed_at=envelope["subject"]["observed_at"],
+        issued_at=envelope["issued_at"],
+        leaf_index=receipt["ledger"]["leaf_index"],
+        leaf_count=seal["leaf_count"],
+        sealed_at=seal["sealed_at"],
+        merkle_root=seal["merkle_root"],
+        key_id=seal["key_id"],
+        public_key_hex=seal["public_key_hex"],
+        key_pinned=pinned,
+        checks=checks,
+        stamps=stamps,
+        key_rotations=rotations,
+    )
+
+
+def _seal_key(seal: Mapping[str, Any]) -> nacl.signing.VerifyKey:
+    key_hex = seal["public_key_hex"]
+    if not _HEX64.fullmatch(key_hex):
+        raise ReceiptMalformed(
+            "seal.public_key_hex is not 64 hex", expected="64 hex", computed=key_hex
+        )
+    return nacl.signing.VerifyKey(bytes.fromhex(key_hex))
+
+
+def _check_axiom_id(receipt: Mapping[str, Any]) -> str:
+    envelope = receipt["envelope"]
+    computed = axiom_id_of(envelope)
+    for where, claimed in (
+        ("envelope.axiom_id", envelope["axiom_id"]),
+        ("axiom_id", receipt["axiom_id"]),
+    ):
+        if claimed != computed:
+            raise AxiomIdMismatch(
+                f"{where} does not match the envelope", expected=claimed, computed=computed
+            )
+    return "axiom_id"
+
+
+def _check_verifier_url(receipt: Mapping[str, Any]) -> str:
+    expected = f"/v/{receipt['axiom_id']}"
+    if receipt["verifier"]["url"] != expected:
+        raise VerifierUrlMismatch(
+            "verifier.url", expected=expected, computed=receipt["verifier"]["url"]
+        )
+    return "verifier_url"
+
+
+def _check_envelope_shape(envelope: Mapping[str, Any]) -> str:
+    """After the signature: a signed object of another shape is the signer's mistake, or a seal
+    passed off as an envelope (ledger/envelope_shape.py)."""
+    check_envelope_shape(envelope)
+    return "envelope_shape"
+
+
+def _check_anchor(receipt: Mapping[str, Any]) -> list[str]:
+    """This ledger's anchor states the leaf index; the reference system's placeholder does not."""
+    checked = check_receipt_anchor(receipt["envelope"], receipt["ledger"]["leaf_index"])
+    return ["anchor"] if checked else []
+
+
+def _check_leaf_hash(receipt: Mapping[str, Any]) -> str:
+    computed = merkle.leaf_hash(canonical_json(receipt["envelope"])).hex()
+    claimed = receipt["ledger"].get("leaf_hash")
+    if claimed != computed:
+        raise LeafHashMismatch("ledger.leaf_hash", expected=claimed, computed=computed)
+    return "leaf_hash"
+
+
+def _check_trust_root(receipt: Mapping[str, Any]) -> str:
+    trust, seal = receipt["trust_root"], receipt["seal"]
+    for name, seal_name in (
+        ("public_key_hex", "public_key_hex"),
+        ("key_id", "key_id"),
+        ("signature_algorithm", "sig_algorithm"),
+    ):
+        if trust.get(name) != seal[seal_name]:
+            raise TrustRootMismatch(
+                f"trust_root.{name} names another key than the seal's",
+                expected=seal[seal_name],
+                computed=trust.get(name),
+            )
+    return "trust_root"
+
+
+def _check_pinned(
+    seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None, chain: KeyChain
+) -> bool:
+    """The pin names the seal's key, or a key the receipt's rotations chain to it."""
+    if pubkey_hex is not None and pubkey_hex not in chain.keys:
+        raise UntrustedKey(
+            "the receipt is signed by another key than the pinned one",
+            expected=pubkey_hex,
+            computed=seal["public_key_hex"],
+        )
+    if key_id is not None and key_id not in chain.key_ids():
+        raise UntrustedKey(
+            "the receipt is signed by another key than the pinned key_id",
+            expected=key_id,
+            computed=seal["key_id"],
+        )
+    return pubkey_hex is not None or key_id is not None
