@@ -122,11 +122,11 @@ def _rotations_to(ledger_dir: Path, key: object) -> list[dict]:
     key of that chain."""
     from ledger import jsonl
     from ledger.exceptions import LedgerError
-    from ledger.keys import known_chain
-    from ledger.keys.rotation import parse_rotation_lines
+    from ledger.keys import known_chain, parse_rotations
 
     path = ledger_dir / "rotations.jsonl"
-    records = parse_rotation_lines([line for _, line in jsonl.iter_lines(path)])
+    lines = b",".join(line for _, line in jsonl.iter_lines(path))
+    records = parse_rotations(b"[" + lines + b"]", str(path))
     public = bytes(key.verify_key).hex()
     chain = known_chain(records, None, "rotations.jsonl line")
     if chain is None:

@@ -57,13 +57,16 @@ class Site:
         return [i.axiom_id for i in issued]
 
 
-def rotated_site(tmp_path: Path) -> Site:
+def rotated_site(tmp_path: Path, before_rotation=None) -> Site:
+    """`before_rotation(site)`, if given, runs after the first publish (K1's era only)."""
     k1_file, k2_file = tmp_path / "k1.key", tmp_path / "k2.key"
     k1, k2 = generate_signing_key(k1_file), generate_signing_key(k2_file)
     site = Site(tmp_path / "ledger", tmp_path / "pub", k1, k2, k1_file, k2_file, [], [], {}, {})
     site.old = site.grow(k1, 0, 3)
     site.publish()
     site.before = {a: site.receipt(a).read_bytes() for a in site.old}
+    if before_rotation is not None:
+        before_rotation(site)
     rotate = ["rotate-key", "--new-key", str(k2_file), "--key", str(k1_file)]
     assert main([*rotate, "--ledger-dir", str(site.ledger_dir)]) == 0
     site.record = json.loads((site.ledger_dir / "rotations.jsonl").read_bytes())
