@@ -152,9 +152,11 @@ def verify_receipt(
         checks.append("key_rotation")
     stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
     checks += stamps.checks
-    # Last: the known chain, then the pin, so "unpinned" means every other check passed.
-    where = "trust root key_rotations" if trust_root is not None else "known rotation"
-    known = _dedup_chain(known_records, ends_at, where)
+    # Last: the known chain, then the pin, so "unpinned" means every other check passed. A trust
+    # root's own chain ends at its key; newer published records may go on from there.
+    if trust_root is not None:
+        known_chain(list(trust_root.key_rotations), ends_at, "trust root key_rotations")
+    known = _dedup_chain(known_records, "known rotation")
     check_agreement(chain, known)
     if known is not None and "key_rotation" not in checks:
         checks.append("key_rotation")
@@ -180,7 +182,7 @@ def verify_receipt(
     )
 
 
-def _dedup_chain(records: list[Any], ends_at: str | None, where: str) -> KeyChain | None:
+def _dedup_chain(records: list[Any], where: str) -> KeyChain | None:
     """The known chain; the same records given twice (a trust root and its site's
     rotations.json) count once."""
     seen, unique = set(), []
@@ -189,7 +191,7 @@ def _dedup_chain(records: list[Any], ends_at: str | None, where: str) -> KeyChai
         if marker not in seen:
             seen.add(marker)
             unique.append(record)
-    return known_chain(unique, ends_at, where)
+    return known_chain(unique, None, where)
 
 
 def trust_root_certificates(trust_root: TrustRoot) -> list[Any]:
@@ -302,3 +304,19 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
                 computed=trust.get(name),
             )
     return "trust_root"
+
+
+def receipt_verdict(data: bytes, **pins: Any) -> tuple[str, str | None]:
+    """(verdict, first failed check) of a receipt file's bytes, as `crovia verify` (without
+    `--any-key`) and the page decide it: ("valid", None), ("unpinned", "pinned_key") or
+    ("invalid", check). `pins` are verify_receipt_bytes's keyword arguments. For the
+    differential tests against the page (docs/format.md, "This project: one verdict")."""
+    from ledger.exceptions import VerificationError
+
+    try:
+        verdict = verify_receipt_bytes(data, **pins)
+    except VerificationError as exc:
+        return ("unpinned" if exc.check == "pinned_key" else "invalid"), exc.check
+    if verdict.verdict == "unpinned":
+        return "unpinned", "pinned_key"
+    return "valid", None

@@ -292,3 +292,37 @@ def test_an_unpinned_verdict_from_the_library_and_the_order_of_checks(site: Site
     pinned = verify_receipt(receipt, pubkey_hex=site.hex(site.k1))
     assert pinned.verdict == "valid" and pinned.checks[-1] == "pinned_key"
     assert canonical_json(receipt) == site.before[site.old[0]]
+
+
+def test_a_stale_trust_root_follows_newer_published_rotations(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The user kept the trust root from before the rotation (K1, no records); the site's
+    rotations.json leads on to K2, signed by K1: the K2 receipts are valid, named as such."""
+    stale = tmp_path / "stale_trust_root.json"
+    assert main(["keygen", "--out", str(tmp_path / "unused.key")]) == 0
+    root = json.loads((site.pub / "trust_root.json").read_bytes())
+    root.update(key_rotations=[], public_key_hex=site.hex(site.k1), key_id=site.kid(site.k1))
+    stale.write_text(json.dumps(root))
+    capsys.readouterr()
+    loose = str(copy_receipt(site, site.new[0], tmp_path / "loose"))
+    rotations = str(site.pub / "rotations.json")
+    code, verdict = verify_json(capsys, loose, "--trust-root", str(stale), "--rotations", rotations)
+    assert code == 0 and verdict["verdict"] == "valid"
+    code, verdict = verify_json(capsys, str(site.receipt(site.old[0])), "--trust-root", str(stale))
+    assert code == 0 and verdict["verdict"] == "valid"  # its own key, the site's chain beside it
+
+
+def test_receipt_verdict_is_the_clis_verdict(site: Site) -> None:
+    from ledger.keys import parse_trust_root
+    from ledger.receipt import receipt_verdict
+
+    seed = SEED_RECEIPT.read_bytes()
+    assert receipt_verdict(seed) == ("unpinned", "pinned_key")
+    assert receipt_verdict(seed, pubkey_hex=SEED_KEY) == ("valid", None)
+    assert receipt_verdict(seed, pubkey_hex="ab" * 32) == ("unpinned", "pinned_key")
+    assert receipt_verdict(seed[:-1]) == ("invalid", "canonical_bytes")
+    trust = parse_trust_root((site.pub / "trust_root.json").read_bytes())
+    old = site.receipt(site.old[0]).read_bytes()
+    assert receipt_verdict(old, trust_root=trust) == ("valid", None)
+    assert receipt_verdict(seed, trust_root=trust) == ("unpinned", "pinned_key")
