@@ -16,7 +16,7 @@ import orjson
 from ledger.audit.leaves import check_signed_line
 from ledger.envelope import validate_record
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
-from ledger.exceptions import EntryInvalid, InvalidRecord, VerificationError
+from ledger.exceptions import EntryInvalid, InvalidRecord, SignatureInvalid, VerificationError
 from ledger.monitor.keys import LogKeys
 from ledger.tlog.rfc6962 import leaf_hash
 
@@ -33,7 +33,15 @@ def check_entries(
             digests.append(leaf_hash(entry))
         else:
             key = keys.verify_key_for_leaf(leaf_index)
-            digests.append(check_signed_line(entry, leaf_index, key))
+            try:
+                digests.append(check_signed_line(entry, leaf_index, key))
+            except SignatureInvalid as exc:  # name the key of the leaf's era it was held to
+                raise SignatureInvalid(
+                    f"{exc.args[0]} (checked under key {bytes(key).hex()}, the key of leaf"
+                    f" {leaf_index}'s era: the pinned key or one a signed hand-over leads to)",
+                    expected=exc.expected,
+                    computed=exc.computed,
+                ) from None
             check_shape(orjson.loads(entry), leaf_index)
     return digests
 

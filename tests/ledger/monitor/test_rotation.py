@@ -147,3 +147,25 @@ def test_the_cli_follows_and_refuses(site: Site, copy: Path, tmp_path: Path, cap
     out = json.loads(capsys.readouterr().out)
     new_key_hash = site.vkey(site.k2).split("+")[1]  # the note key that signed, named
     assert code == 1 and out["check"] == "pinned_key" and new_key_hash in json.dumps(out)
+
+
+def test_an_entry_signed_by_another_key_than_its_eras_fails_naming_the_key(
+    site: Site, copy: Path
+) -> None:
+    """Leaf 3 is K2's (after the hand-over at 3); the same envelope signed by K1 instead fails at
+    that leaf, naming the key it was held to."""
+    from ledger.envelope import sign_envelope
+    from ledger.exceptions import SignatureInvalid
+    from ledger.tlog import tiles
+
+    lines = (site.ledger_dir / "axiom_ledger.jsonl").read_bytes().splitlines()
+    envelope = json.loads(lines[3])
+    unsigned = {k: v for k, v in envelope.items() if k not in ("signature", "axiom_id")}
+    anchors = unsigned.pop("anchors")
+    resigned = canonical_json(sign_envelope(unsigned, anchors, site.k1))
+    tile = tiles.tile_for(0, 0, 5)
+    entries = [*lines[:3], resigned, *lines[4:]]
+    (copy / tile.entries_path).write_bytes(b"".join(len(e).to_bytes(2, "big") + e for e in entries))
+    with pytest.raises(SignatureInvalid, match="leaf 3") as caught:
+        run(site, site.k1, pub=copy)
+    assert site.hex(site.k2) in str(caught.value)
