@@ -132,10 +132,13 @@ def publish(
             _check_ledger_root(nodes, new)
             rotations = publish_rotations(ledger_dir, out)  # even when no new seal: a hand-over
             old = None if full else _published(out, nodes, new)
-            if old is not None and old.size == new.size:
-                return PublishReport(old.size, new.size, rotations, 0)
             old_size = 0 if old is None else old.size
             context = PublishContext(ledger_dir, out, nodes, index, old_size, new.size, new)
+            if old is not None and old.size == new.size:
+                if rotations:  # a hand-over with no new seal: the writers refresh what names keys
+                    for writer in writers:
+                        writer(context)
+                return PublishReport(old.size, new.size, tuple(out.written), 0)
             for writer in writers:
                 writer(context)
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)

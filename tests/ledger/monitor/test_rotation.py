@@ -54,6 +54,27 @@ def test_publish_writes_a_rotation_made_after_the_newest_seal(log) -> None:
     report = publish(log.ledger_dir, log.pub)
     assert "rotations.json" in report.written
     assert json.loads((log.pub / "rotations.json").read_bytes()) == [record]
+    assert publish(log.ledger_dir, log.pub).written == ()  # nothing changed since
+
+
+def test_the_site_trust_root_names_the_new_key_right_after_a_rotation(tmp_path: Path) -> None:
+    """`crovia publish` after `rotate-key`, before any new seal: trust_root.json and the page's
+    embedded trust root name the new key and the hand-over (K1's receipts stay valid)."""
+    from ledger.store import Ledger
+
+    site = rotated_site(tmp_path)
+    k3 = nacl.signing.SigningKey.generate()
+    with Ledger.open(site.ledger_dir, signing_key=site.k2) as ledger:
+        record = ledger.rotate_key(k3)
+    site.publish()
+    root = json.loads((site.pub / "trust_root.json").read_bytes())
+    assert root["public_key_hex"] == site.hex(k3)
+    assert root["key_rotations"] == [site.record, record]
+    page = (site.pub / "v" / "index.html").read_text()
+    assert site.hex(k3) in page and record["new_signature"] in page
+    for pinned in (site.k1, site.k2, k3):  # the checkpoint is still K2's; K3 is handed over to
+        report, _ = run(site, pinned)
+        assert report.size == 5
 
 
 @pytest.mark.parametrize("pinned", ["k1", "k2"])
