@@ -190,3 +190,31 @@ def test_an_entry_signed_by_another_key_than_its_eras_fails_naming_the_key(
     with pytest.raises(SignatureInvalid, match="leaf 3") as caught:
         run(site, site.k1, pub=copy)
     assert site.hex(site.k2) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"{", b"null", b"[1]", b"[[]]", b"[" * 100_000, b'[{"schema": 1}]', b"[NaN]"],
+)
+def test_a_hostile_rotations_json_fails_clearly(
+    site: Site, copy: Path, content: bytes, capsys
+) -> None:
+    (copy / "rotations.json").write_bytes(content)
+    with pytest.raises(RotationInvalid, match="rotations.json"):
+        run(site, site.k1, pub=copy)
+    receipt = str(site.receipt(site.old[0]))
+    code = main(["verify", receipt, "--pubkey", site.hex(site.k1), "--json"])
+    code_rot = main(
+        [
+            "verify",
+            receipt,
+            "--pubkey",
+            site.hex(site.k1),
+            "--rotations",
+            str(copy / "rotations.json"),
+            "--json",
+        ]
+    )
+    outs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and outs[0]["verdict"] == "valid"
+    assert code_rot == 1 and (outs[1]["verdict"], outs[1]["check"]) == ("invalid", "key_rotation")
