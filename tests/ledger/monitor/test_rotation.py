@@ -200,7 +200,7 @@ def test_a_hostile_rotations_json_fails_clearly(
     site: Site, copy: Path, content: bytes, capsys
 ) -> None:
     (copy / "rotations.json").write_bytes(content)
-    with pytest.raises(RotationInvalid, match="rotations.json"):
+    with pytest.raises(RotationInvalid, match=r"rotations\.json"):
         run(site, site.k1, pub=copy)
     receipt = str(site.receipt(site.old[0]))
     code = main(["verify", receipt, "--pubkey", site.hex(site.k1), "--json"])
