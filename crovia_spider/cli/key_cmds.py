@@ -9,7 +9,6 @@ inside handlers; key errors are LedgerError (exit 2).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
@@ -59,10 +58,13 @@ def _add_pubkey(subparsers: argparse._SubParsersAction) -> None:
         "pubkey",
         help="print the public key and key_id of a signing key",
         description="Print the public key and key_id of an existing key file, and write its"
-        " trust root (the format `crovia keygen --trust-root` writes) for others to pin.",
+        " trust root (the format `crovia keygen --trust-root` writes) for others to pin, with the"
+        " signed rotations of --ledger-dir that lead to the key and the TSA roots of"
+        " $CROVIA_TSA_ROOTS.",
     )
     _key_file(parser)
     _trust_root_flag(parser)
+    ledger_dir(parser)  # whose rotations.jsonl leads to the key, for --trust-root
     json_flag(parser)
     parser.set_defaults(handler=cmd_pubkey)
 
@@ -96,7 +98,7 @@ def cmd_keygen(args: argparse.Namespace) -> int:
     if args.trust_root is not None:  # refuse before the key exists: nothing half done
         check_output(args.trust_root, force=args.force)
     key = generate_signing_key(args.out)
-    _write_trust_root(args, key)
+    _write_trust_root(args, key, [])
     if not args.json:
         print(
             f"signing key written to {args.out} (mode 0600):"
@@ -109,8 +111,38 @@ def cmd_pubkey(args: argparse.Namespace) -> int:
     from ledger.keys import load_signing_key
 
     key = load_signing_key(args.key)
-    _write_trust_root(args, key)
+    rotations = [] if args.trust_root is None else _rotations_to(args.ledger_dir, key)
+    _write_trust_root(args, key, rotations)
     return _show(args, key, key_file=args.key)
+
+
+def _rotations_to(ledger_dir: Path, key: object) -> list[dict]:
+    """The records of `ledger_dir`'s rotations.jsonl from its first key to `key` ([] when the
+    ledger has no rotation or `key` is its first key). LedgerError (exit 2) when `key` is not a
+    key of that chain."""
+    from ledger import jsonl
+    from ledger.exceptions import LedgerError
+    from ledger.keys import known_chain, parse_rotations
+
+    path = ledger_dir / "rotations.jsonl"
+    lines = b",".join(line for _, line in jsonl.iter_lines(path))
+    records = parse_rotations(b"[" + lines + b"]", str(path))
+    public = bytes(key.verify_key).hex()
+    chain = known_chain(records, None, "rotations.jsonl line")
+    if chain is None:
+        return []
+    if public not in chain.keys:
+        raise LedgerError(
+            f"key_id {_key_id(public)} is none of the keys of {path}: its trust root would not"
+            " lead to them (give the ledger's --ledger-dir)"
+        )
+    return chain.records_to(public)
+
+
+def _key_id(public: str) -> str:
+    from ledger.keys import key_id
+
+    return key_id(bytes.fromhex(public))
 
 
 def cmd_rotate_key(args: argparse.Namespace) -> int:
@@ -136,9 +168,17 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def trust_root(public: bytes) -> dict[str, str]:
-    """The trust root of a raw ed25519 public key: what others pin (docs/ledger.md), with the
-    note verifier key of its checkpoints under $CROVIA_LOG_ORIGIN or the default origin."""
+def _write_trust_root(args: argparse.Namespace, key: object, rotations: list[dict]) -> None:
+    from crovia_spider.trust_roots import trust_root as build
+    from crovia_spider.trust_roots import trust_root_text
+
+    if args.trust_root is not None:
+        text = trust_root_text(build(bytes(key.verify_key), rotations=rotations))
+        write_output(args.trust_root, text.encode("utf-8"), force=args.force)
+
+
+def _identity(public: bytes) -> dict[str, str]:
+    """What pubkey and keygen print: the key, its key_id and its note verifier key."""
     from ledger.keys import key_id
     from ledger.store import log_origin, note_verifier_key
 
@@ -151,14 +191,8 @@ def trust_root(public: bytes) -> dict[str, str]:
     }
 
 
-def _write_trust_root(args: argparse.Namespace, key: object) -> None:
-    if args.trust_root is not None:
-        text = json.dumps(trust_root(bytes(key.verify_key)), indent=2, sort_keys=True) + "\n"
-        write_output(args.trust_root, text.encode("utf-8"), force=args.force)
-
-
 def _show(args: argparse.Namespace, key: object, *, key_file: Path) -> int:
-    root = trust_root(bytes(key.verify_key))
+    root = _identity(bytes(key.verify_key))
     written = None if args.trust_root is None else str(args.trust_root)
     if args.json:
         print_json({**root, "key_file": str(key_file), "trust_root_file": written})

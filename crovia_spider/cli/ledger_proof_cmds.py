@@ -32,14 +32,38 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check a receipt offline",
         description="Check every rule of a crovia.axiom_proof.v1 receipt offline, on the file's"
-        " exact bytes (canonical JSON, no trailing newline), and print what it vouches for. Exit"
-        " 1 names the failed check; exit 2 is a usage or I/O error. Pin the signer with --pubkey"
-        " or --key-id: without a pin the receipt is only shown to be self-consistent.",
+        " exact bytes (canonical JSON, no trailing newline), and print what it vouches for and"
+        " the verdict: valid (exit 0), unpinned (the key is not one you pinned: exit 1, check"
+        " pinned_key) or invalid (exit 1, naming the failed check). Exit 2 is a usage or I/O"
+        " error. Pin the signer with --trust-root, --pubkey or --key-id; --any-key accepts any"
+        " key (exit 0, saying so).",
     )
     parser.add_argument("receipt", help="receipt JSON file, or - for stdin")
     pin = parser.add_mutually_exclusive_group()
     pin.add_argument("--pubkey", metavar="HEX", help="the trusted signer's public key (64 hex)")
     pin.add_argument("--key-id", metavar="ID", help="the trusted signer's key_id (16 hex)")
+    pin.add_argument(
+        "--trust-root",
+        metavar="FILE",
+        type=Path,
+        help="the site's trust_root.json: pins its key, its signed rotation chain and its TSA"
+        " roots",
+    )
+    pin.add_argument(
+        "--any-key",
+        action="store_true",
+        help="accept a receipt signed by any key (verdict unpinned, exit 0): only shows the"
+        " receipt is self-consistent",
+    )
+    parser.add_argument(
+        "--rotations",
+        metavar="FILE",
+        type=Path,
+        action="append",
+        default=[],
+        help="a published rotations.json (repeatable): signed key rotations to follow; by"
+        " default the rotations.json of the published site the receipt lies in, if any",
+    )
     parser.add_argument(
         "--tsa-root",
         metavar="PEM",
@@ -81,25 +105,53 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ledger.keys import parse_pin
+    from ledger.exceptions import VerificationError
+    from ledger.keys import parse_pin, parse_trust_root
     from ledger.receipt import verify_receipt_bytes
     from ledger.stamps.check import load_roots, parse_block_header
 
     parse_pin(args.pubkey, args.key_id)  # a malformed pin is a usage error: exit 2 before any check
+    trust = None
+    if args.trust_root is not None:
+        trust = parse_trust_root(_read_small(args.trust_root), str(args.trust_root))
     roots = load_roots(args.tsa_root)
     headers = [parse_block_header(text) for text in args.bitcoin_header]
-    verdict = verify_receipt_bytes(
-        _read_receipt(args.receipt),
-        pubkey_hex=args.pubkey,
-        key_id=args.key_id,
-        tsa_roots=roots,
-        bitcoin_headers=headers,
-    )
+    sources = list(args.rotations) or _site_rotations(args.receipt, trust)
+    data = _read_receipt(args.receipt)
+    try:
+        verdict = verify_receipt_bytes(
+            data,
+            pubkey_hex=args.pubkey,
+            key_id=args.key_id,
+            tsa_roots=roots,
+            bitcoin_headers=headers,
+            trust_root=trust,
+            known_rotations=_read_rotations(sources),
+        )
+    except VerificationError as exc:
+        return _refused(args, exc)
+    if verdict.verdict == "unpinned" and not args.any_key:
+        return _refused(args, _no_pin(verdict))
+    chain_source = [str(path) for path in sources] or None
     if args.json:
         stamps = stamp_report(verdict.stamps)
-        print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks), **stamps})
+        fields = {**verdict.__dict__, "checks": list(verdict.checks), **stamps}
+        print_json(
+            {"ok": True, **fields, "any_key": bool(args.any_key), "chain_source": chain_source}
+        )
         return EXIT_OK
-    print(f"OK: {verdict.axiom_id} verified; this receipt vouches that")
+    _print_verdict(verdict, chain_source)
+    return EXIT_OK
+
+
+def _print_verdict(verdict: object, chain_source: list[str] | None) -> None:
+    if verdict.verdict == "valid":
+        print(f"OK: {verdict.axiom_id} verified (verdict: valid); this receipt vouches that")
+    else:
+        print(
+            f"OK (--any-key): {verdict.axiom_id} is self-consistent (verdict: unpinned: any key"
+            " accepted, so it does not show who signed it); this receipt vouches that"
+        )
     for label, value in (
         ("vendor", verdict.vendor),
         ("title", verdict.title),
@@ -108,7 +160,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         ("issued at", verdict.issued_at),
         ("ledger", f"leaf {verdict.leaf_index} of {verdict.leaf_count}"),
         ("sealed at", f"{verdict.sealed_at}, root {verdict.merkle_root}"),
-        ("signed by", f"key_id {verdict.key_id} ({_pin_state(verdict.key_pinned)})"),
+        ("signed by", f"key_id {verdict.key_id} ({_pin_state(verdict)})"),
     ):
         print(f"  {label + ':':<12} {printable(value)}")
     print(f"checks passed: {', '.join(verdict.checks)}")
@@ -117,17 +169,78 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f"followed {verdict.key_rotations} key rotation(s) from the ledger's first key to the"
             " seal's key, each signed by both keys: any key of that chain may be pinned"
         )
-    if not verdict.key_pinned:
+    if chain_source:
+        print(f"rotation chain read from: {', '.join(chain_source)}")
+    if verdict.verdict != "valid":
         print(
-            "NOTE: no key was pinned, so this shows the receipt is self-consistent, not who signed"
-            " it. Pin the expected signer with --pubkey HEX or --key-id ID."
+            "NOTE: no key was pinned (--any-key), so this shows the receipt is self-consistent,"
+            " not who signed it. Pin the signer with --trust-root FILE, --pubkey HEX or --key-id."
         )
     print_stamps(verdict.stamps)
-    return EXIT_OK
 
 
-def _pin_state(pinned: bool) -> str:
-    return "the key you pinned" if pinned else "NOT pinned: any key would do"
+def _pin_state(verdict: object) -> str:
+    previous = verdict.previous_key
+    if previous is not None:
+        return (
+            f"this site's previous key {previous['key_id']}, handed over to"
+            f" {previous['handed_over_to_key_id']} at {previous['rotated_at']}"
+        )
+    if verdict.verdict == "valid":
+        return "the key you pinned, or one its signed rotations lead to"
+    return "NOT pinned: any key would do"
+
+
+def _no_pin(verdict: object) -> Exception:
+    from ledger.exceptions import UntrustedKey
+
+    return UntrustedKey(
+        f"no key was pinned: key_id {verdict.key_id} signed this receipt, but nothing says it is"
+        " the key you trust. Pin it with --trust-root FILE, --pubkey HEX or --key-id ID, or"
+        " accept any key with --any-key",
+        expected="a pinned key (--trust-root, --pubkey, --key-id) or --any-key",
+        computed=verdict.public_key_hex,
+    )
+
+
+def _refused(args: argparse.Namespace, exc: Exception) -> int:
+    """A failed check: verdict unpinned (pinned_key) or invalid (any other), exit 1."""
+    from crovia_spider.cli import EXIT_CHECK_FAILED, failure
+
+    verdict = "unpinned" if exc.check == "pinned_key" else "invalid"
+    if args.json:
+        print_json({**failure(exc, EXIT_CHECK_FAILED), "verdict": verdict})
+    else:
+        print(f"crovia verify: error: {exc}", file=sys.stderr)
+        print(f"verdict: {verdict} (check {exc.check})", file=sys.stderr)
+    return EXIT_CHECK_FAILED
+
+
+def _site_rotations(receipt: str, trust: object) -> list[Path]:
+    """`<site>/rotations.json` when the receipt is `<site>/receipts/<name>` (docs/format.md,
+    "rotation publication"), unless a trust root already names the chain."""
+    if receipt == "-" or (trust is not None and trust.key_rotations):
+        return []
+    path = Path(receipt).absolute()
+    candidate = path.parent.parent / "rotations.json"
+    if path.parent.name == "receipts" and candidate.is_file():
+        return [candidate]
+    return []
+
+
+def _read_rotations(paths: list[Path]) -> list[object]:
+    from ledger.keys import parse_rotations
+
+    records: list[object] = []
+    for path in paths:
+        records += parse_rotations(_read_small(path), str(path))
+    return records
+
+
+def _read_small(path: Path) -> bytes:
+    """A trust root or rotations file (at most 4 MiB: more is not one)."""
+    with open(path, "rb") as handle:
+        return handle.read((1 << 22) + 1)
 
 
 def cmd_prove(args: argparse.Namespace) -> int:

@@ -21,8 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="verify a published log (directory or URL) since the last run",
         description="Verify the checkpoint under VKEY, every new entry (signature, schema, leaf"
         " hash), every changed tile, the consistency with the last verified size, and each new"
-        " seal's roots. Exit 1 on a fork, a rollback, a bad tile, entry or seal; the state file"
-        " is then left as it was.",
+        " seal's roots. Key rotations published in rotations.json are followed (each record"
+        " signed by both keys) from VKEY's key, old or new. Exit 1 on a fork, a rollback, a bad"
+        " tile, entry, seal or rotation, or a key with no signed hand-over from VKEY's; the state"
+        " file is then left as it was.",
     )
     parser.add_argument("source", metavar="SOURCE", help="published directory or http(s) URL")
     parser.add_argument(

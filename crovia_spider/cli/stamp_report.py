@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from crovia_spider.cli.ledger_args import printable
+
 
 def stamp_report(verdict: Any) -> dict[str, Any]:
     """The `stamps` and `earliest_pinned_time` fields of `crovia verify --json`."""
@@ -35,7 +37,10 @@ def print_stamps(verdict: Any) -> None:
         return
     for url, facts in verdict.tokens:
         pin = "chained to a pinned root" if facts.pinned else "TSA NOT pinned (give --tsa-root PEM)"
-        print(f"rfc3161: {facts.gen_time} from {url} ({facts.tsa_subject}), {pin}")
+        print(
+            f"rfc3161: {facts.gen_time} by TSA {facts.tsa_subject} (its certificate), {pin};"
+            f" said to come from {printable(url)} (unsigned)"
+        )
     _print_proof(verdict)
     earliest = verdict.earliest_pinned
     if earliest is None:

@@ -3,7 +3,8 @@
 It maps `/v/` and `/v/<axiom_id>` to the verifier page and serves files below DIR, nothing else: no
 directory listings, no dot files, no `..` (raw or percent-encoded), no encoded slashes, and no
 file whose real path (symlinks resolved) leaves DIR. Every answer carries a strict
-Content-Security-Policy: the page may load scripts, styles and data from this origin only.
+Content-Security-Policy: the page may load scripts, styles and data from this origin only. Full
+tiles and entry bundles are cached for a year (immutable), the rest revalidated (no-cache).
 docs/verifier.md gives the same rules for nginx.
 """
 
@@ -35,6 +36,11 @@ CONTENT_TYPES = {
 OCTET_STREAM = b"application/octet-stream"
 TEXT_PLAIN = b"text/plain; charset=utf-8"
 VERIFIER_PATH = re.compile(rb"/v/(axm_[0-9a-f]{64})?")
+# c2sp.org/tlog-tiles: a full hash tile or entry bundle never changes (a partial one, `.p/<W>`,
+# is replaced by a fuller one); everything else, the checkpoint first, must be revalidated.
+FULL_TILE = re.compile(rb"/tile/(?:entries|[0-9]+)/(?:x[0-9]{3}/)*[0-9]{3}")
+IMMUTABLE = b"public, max-age=31536000, immutable"
+NO_CACHE = b"no-cache"
 _SEGMENT_FORBIDDEN = re.compile(rb"[\x00-\x1f\x7f/\\]")
 
 
@@ -64,7 +70,7 @@ class PublishedDirectory(resource.Resource):
             request.setHeader(b"Content-Type", TEXT_PLAIN)
             return b"not found\n"
         request.setHeader(b"Content-Type", _content_type(path))
-        request.setHeader(b"Cache-Control", b"no-cache")
+        request.setHeader(b"Cache-Control", cache_control(request.path))
         return path.read_bytes()
 
     def resolve(self, raw_path: bytes) -> Path | None:
@@ -84,6 +90,11 @@ class PublishedDirectory(resource.Resource):
         if not real.is_relative_to(self.root) or not real.is_file():
             return None
         return real
+
+
+def cache_control(raw_path: bytes) -> bytes:
+    """Full tiles and entry bundles are immutable; anything else is revalidated (no-cache)."""
+    return IMMUTABLE if FULL_TILE.fullmatch(raw_path) else NO_CACHE
 
 
 def _refused(segment: bytes) -> bool:

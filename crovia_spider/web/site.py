@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
 
 import orjson
 
+from crovia_spider.trust_roots import trust_root, trust_root_text
 from ledger import jsonl
-from ledger.keys import key_id
 from ledger.publish import PublishContext
-from ledger.store import SEALS_FILE, note_verifier_key
+from ledger.store import ROTATIONS_FILE, SEALS_FILE
 
 PAGE_DIR = "v/"
 PAGE_ASSETS = ("index.html", "verify-core.js", "page.js", "verifier.css")
@@ -28,8 +29,7 @@ _TRUST_ROOT_SLOT = b'{"key_id":null,"public_key_hex":null}'
 def write_verifier_page(context: PublishContext) -> None:
     """Write the page (with the site's trust root in it) and `trust_root.json`, if changed."""
     trust = site_trust_root(context)
-    text = json.dumps(trust, indent=2, sort_keys=True) + "\n"
-    _write_if_changed(context, TRUST_ROOT_FILE, text.encode())
+    _write_if_changed(context, TRUST_ROOT_FILE, trust_root_text(trust).encode())
     for name in PAGE_ASSETS:
         data = page_asset(name)
         if name == "index.html":
@@ -37,16 +37,18 @@ def write_verifier_page(context: PublishContext) -> None:
         _write_if_changed(context, PAGE_DIR + name, data)
 
 
-def site_trust_root(context: PublishContext) -> dict[str, str]:
-    """The trust root of the key that signed the newest published seal (the site's key now)."""
-    seal = _seal_at(context, context.new_size)
-    public = bytes.fromhex(seal["public_key_hex"])
-    return {
-        "key_id": key_id(public),
-        "note_verifier_key": note_verifier_key(public, context.checkpoint.origin),
-        "public_key_hex": public.hex(),
-        "signature_algorithm": "ed25519",
-    }
+def site_trust_root(context: PublishContext) -> dict[str, Any]:
+    """The site's trust root (docs/format.md, "This project: trust root"): the newest key of
+    rotations.jsonl, else the key of the newest published seal; every rotation record leading to
+    it; the TSA roots of $CROVIA_TSA_ROOTS."""
+    rotations = [
+        orjson.loads(line) for _, line in jsonl.iter_lines(context.ledger_dir / ROTATIONS_FILE)
+    ]
+    if rotations:
+        public_hex = rotations[-1]["new_public_key_hex"]
+    else:
+        public_hex = _seal_at(context, context.new_size)["public_key_hex"]
+    return trust_root(bytes.fromhex(public_hex), context.checkpoint.origin, rotations)
 
 
 def page_asset(name: str) -> bytes:
@@ -62,7 +64,7 @@ def _seal_at(context: PublishContext, leaf_count: int) -> dict:
     raise LookupError(f"no seal at {leaf_count} leaves in {context.ledger_dir}")
 
 
-def _embedded(trust: dict[str, str]) -> bytes:
+def _embedded(trust: dict[str, Any]) -> bytes:
     # Inside <script type="application/json"> only "</" could end the block early; escape "<".
     return json.dumps(trust, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c").encode()
 

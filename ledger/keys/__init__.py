@@ -25,20 +25,38 @@ from ledger.keys.rotation import (
 )
 from ledger.keys.signatures import check_envelope_signature
 from ledger.keys.signer import PARALLEL_MIN, BatchSigner, sign_range
+from ledger.keys.trust import (
+    Trust,
+    TrustRoot,
+    TrustRootInvalid,
+    decide_trust,
+    known_chain,
+    parse_rotations,
+    parse_trust_root,
+    trust_root_fields,
+)
 
 __all__ = [
     "PARALLEL_MIN",
     "ROTATION_DOMAIN",
     "BatchSigner",
+    "Trust",
+    "TrustRoot",
+    "TrustRootInvalid",
     "build_rotation",
     "check_envelope_signature",
     "check_rotation",
+    "decide_trust",
     "generate_signing_key",
     "key_id",
+    "known_chain",
     "load_signing_key",
     "parse_pin",
+    "parse_rotations",
+    "parse_trust_root",
     "public_key_hex",
     "rotation_signed_bytes",
     "sign_range",
+    "trust_root_fields",
     "verify_chain",
 ]

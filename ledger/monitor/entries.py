@@ -11,27 +11,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import nacl.signing
 import orjson
 
 from ledger.audit.leaves import check_signed_line
 from ledger.envelope import validate_record
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
-from ledger.exceptions import EntryInvalid, InvalidRecord, VerificationError
+from ledger.exceptions import EntryInvalid, InvalidRecord, SignatureInvalid, VerificationError
+from ledger.monitor.keys import LogKeys
 from ledger.tlog.rfc6962 import leaf_hash
 
 
 def check_entries(
-    entries: Sequence[bytes], first: int, verify_from: int, key: nacl.signing.VerifyKey
+    entries: Sequence[bytes], first: int, verify_from: int, keys: LogKeys
 ) -> list[bytes]:
     """Leaf hashes of `entries` (leaf indexes from `first`); those from `verify_from` on are
-    checked in full first. Raises the VerificationError of the first bad entry, naming its leaf."""
+    checked in full first, each under the key of its era. Raises the VerificationError of the
+    first bad entry, naming its leaf."""
     digests = []
     for leaf_index, entry in enumerate(entries, first):
         if leaf_index < verify_from:  # checked in an earlier run, bound by its verified root
             digests.append(leaf_hash(entry))
         else:
-            digests.append(check_signed_line(entry, leaf_index, key))
+            key = keys.verify_key_for_leaf(leaf_index)
+            try:
+                digests.append(check_signed_line(entry, leaf_index, key))
+            except SignatureInvalid as exc:  # name the key of the leaf's era it was held to
+                raise SignatureInvalid(
+                    f"{exc.args[0]} (checked under key {bytes(key).hex()}, the key of leaf"
+                    f" {leaf_index}'s era: the pinned key or one a signed hand-over leads to)",
+                    expected=exc.expected,
+                    computed=exc.computed,
+                ) from None
             check_shape(orjson.loads(entry), leaf_index)
     return digests
 

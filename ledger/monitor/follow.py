@@ -2,7 +2,9 @@
 
 From the last tree head it verified (size M, root R_M; ledger/monitor/state.py) to the checkpoint
 now published (size N, root R_N), a run:
-1. verifies the checkpoint's signature under the pinned verifier key, and the quorum of witness
+1. reads the signed key rotations (`rotations.json`; ledger/monitor/keys.py), checking each
+   before trusting a key it names, and verifies the checkpoint's signature under the key of its
+   size's era (the pinned key or one a hand-over leads to), and the quorum of witness
    cosignatures if asked;
 2. refuses a smaller N (rollback), or at N = M another root (fork);
 3. reads every entry bundle from the tile holding leaf M on, checks each new entry in full
@@ -25,8 +27,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-import nacl.signing
-
 from ledger.exceptions import (
     LedgerError,
     LogForked,
@@ -36,11 +36,12 @@ from ledger.exceptions import (
     TileMalformed,
 )
 from ledger.monitor.entries import check_entries
+from ledger.monitor.keys import LogKeys, log_keys, open_log_checkpoint
 from ledger.monitor.log_source import LogSource
 from ledger.monitor.seals import SealWalk
 from ledger.monitor.state import MonitorState
 from ledger.tlog import tiles
-from ledger.tlog.checkpoint import Checkpoint, open_checkpoint
+from ledger.tlog.checkpoint import Checkpoint
 from ledger.tlog.cosignature import CosignatureVerifier
 from ledger.tlog.exceptions import ConsistencyProofInvalid
 from ledger.tlog.note import Ed25519Verifier, Note, verify_note
@@ -84,7 +85,8 @@ def monitor(
     cosigners = [CosignatureVerifier.from_vkey(vkey) for vkey in witnesses]
     if quorum > len(cosigners):
         raise LedgerError(f"a quorum of {quorum} needs at least {quorum} --witness keys")
-    checkpoint, note = open_checkpoint(source.get("checkpoint", MAX_CHECKPOINT), log.name, [log])
+    keys = log_keys(source, log)  # the pinned key and the signed hand-overs from it
+    checkpoint, note = open_log_checkpoint(source.get("checkpoint", MAX_CHECKPOINT), keys)
     signed = _check_quorum(note, cosigners, quorum)
     if checkpoint.size < state.size:
         raise LogRolledBack(
@@ -95,8 +97,8 @@ def monitor(
     if checkpoint.size == state.size:
         _check_same_root(state, checkpoint)
         return MonitorReport(state.size, state.size, 0, signed), state
-    tree = _verified_tree(source, log, state, checkpoint, workers)
-    walk = SealWalk(source, log, state, checkpoint, tree)
+    tree = _verified_tree(source, keys, state, checkpoint, workers)
+    walk = SealWalk(source, keys, state, checkpoint, tree)
     new_state = walk.run()
     return MonitorReport(state.size, checkpoint.size, walk.checked, signed), new_state
 
@@ -129,7 +131,7 @@ def _check_same_root(state: MonitorState, checkpoint: Checkpoint) -> None:
 
 def _verified_tree(
     source: LogSource,
-    log: Ed25519Verifier,
+    keys: LogKeys,
     state: MonitorState,
     checkpoint: Checkpoint,
     workers: int,
@@ -137,7 +139,7 @@ def _verified_tree(
     """The tree at the checkpoint's size, grown from verified entries; every changed tile, the
     root and the consistency with the old root checked."""
     start = state.size // tiles.TILE_WIDTH * tiles.TILE_WIDTH
-    leaves = _entry_hashes(source, log, state.size, checkpoint.size, workers)
+    leaves = _entry_hashes(source, keys, state.size, checkpoint.size, workers)
     below = TileHashes(checkpoint.size, lambda tile: _fetch_tile(source, tile))
     tree = GrownTree(start, leaves, below)
     for tile in tiles.changed_tiles(state.size, checkpoint.size):
@@ -180,18 +182,18 @@ def _check_tile(tile: tiles.Tile, published: list[bytes], tree: GrownTree) -> No
 
 
 def _entry_hashes(
-    source: LogSource, log: Ed25519Verifier, old: int, new: int, workers: int
+    source: LogSource, keys: LogKeys, old: int, new: int, workers: int
 ) -> list[bytes]:
     """Leaf hashes of every entry in the bundles from the one holding leaf `old` to leaf `new`,
-    each from `old` on checked in full; bundles are checked on `workers` threads, a few ahead."""
-    key = nacl.signing.VerifyKey(log.public_key)
+    each from `old` on checked in full (under the key of its era); bundles are checked on
+    `workers` threads, a few ahead."""
     hashes: list[bytes] = []
     pending: deque[Future[list[bytes]]] = deque()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for index in range(old // tiles.TILE_WIDTH, -(-new // tiles.TILE_WIDTH)):
             tile = tiles.tile_for(0, index, new)
             entries = tiles.decode_bundle(_fetch(source, tile.entries_path, MAX_BUNDLE), tile)
-            pending.append(pool.submit(check_entries, entries, tile.start, old, key))
+            pending.append(pool.submit(check_entries, entries, tile.start, old, keys))
             while len(pending) > 2 * workers:
                 hashes += pending.popleft().result()
         while pending:

@@ -1,7 +1,8 @@
 """A monitor's check of the seals published since its last run (`seals/<n>`,
 ledger/publish/publisher.py).
 
-Each seal must be canonical JSON with a seal's fields, signed by the log's key, chained to the
+Each seal must be canonical JSON with a seal's fields, signed by the key of its era (the pinned key
+or one the signed rotations lead to: ledger/monitor/keys.py), chained to the
 seal before it (`prev_seal_sha256`, continuing from the monitor's state), cover more leaves than
 the one before and no more than the checkpoint, and carry the roots of the verified tree at its
 leaf_count: the receipts' duplicate_last `merkle_root` and, when present, `rfc6962_root`. The walk
@@ -20,11 +21,13 @@ from ledger.audit.tlog_audit import check_link
 from ledger.canonical import encode_checked
 from ledger.exceptions import (
     CanonicalizationError,
+    LogForked,
     NotPublished,
     RootMismatch,
+    RotationInvalid,
     SealInvalid,
-    UntrustedKey,
 )
+from ledger.monitor.keys import WHERE, LogKeys, check_rotation_links
 from ledger.monitor.log_source import LogSource
 from ledger.monitor.state import MonitorState
 from ledger.publish.publisher import seal_path
@@ -32,7 +35,6 @@ from ledger.receipt.verify import check_seal_signature
 from ledger.seal import SEAL_KEY_SETS, seal_sha256
 from ledger.tlog.checkpoint import Checkpoint
 from ledger.tlog.exceptions import Rfc6962RootMismatch
-from ledger.tlog.note import Ed25519Verifier
 from ledger.tlog.rfc6962 import root_at
 from ledger.tlog.tile_tree import GrownTree
 
@@ -45,28 +47,29 @@ class SealWalk:
     def __init__(
         self,
         source: LogSource,
-        log: Ed25519Verifier,
+        keys: LogKeys,
         state: MonitorState,
         checkpoint: Checkpoint,
         tree: GrownTree,
     ) -> None:
         self._source, self._state, self._checkpoint, self._tree = source, state, checkpoint, tree
-        self._key_hex = log.public_key.hex()
-        self._key = nacl.signing.VerifyKey(log.public_key)
+        self._keys = keys
         self.checked = 0
 
     def run(self) -> MonitorState:
         """Check every new seal; return the state after the last. Raises the failed check."""
         number, count = self._state.seals, self._state.size
         last_sha, chained = self._state.last_seal_sha256, self._state.chained
+        self._check_state_key()
         while count < self._checkpoint.size:
             where = seal_path(number)
             seal = self._fetch(where)
-            count = self._check_count(where, seal, count)
+            previous, count = count, self._check_count(where, seal, count)
             chained = check_link(where, seal, last_sha, chained)
             self._check_signature(where, seal)
             self._check_roots(where, seal)
             last_sha, number, self.checked = seal_sha256(seal), number + 1, self.checked + 1
+            check_rotation_links(self._keys, seal, last_sha, previous)
         return MonitorState(
             self._state.origin,
             self._checkpoint.size,
@@ -75,6 +78,32 @@ class SealWalk:
             last_sha,
             chained,
         )
+
+    def _check_state_key(self) -> None:
+        """The key the saved state was verified under (its last seal's) must be the key of its
+        era in the signed rotations: a new key with no hand-over from it fails here. Before any
+        seal, a hand-over at leaf 0 names no seal."""
+        if self._state.seals == 0:
+            for number, record in self._keys.rotations_at(0):
+                if record["prev_seal_sha256"] != "":
+                    raise RotationInvalid(
+                        f"{WHERE} {number}: a hand-over at leaf_count 0 names no seal",
+                        expected="",
+                        computed=record["prev_seal_sha256"],
+                    )
+            return
+        where = seal_path(self._state.seals - 1)
+        seal = self._fetch(where)
+        if seal_sha256(seal) != self._state.last_seal_sha256:
+            raise LogForked(
+                f"{where} is not the seal verified before: the log rewrote its history",
+                expected=self._state.last_seal_sha256,
+                computed=seal_sha256(seal),
+            )
+        if seal["public_key_hex"] != self._keys.seal_key(seal["leaf_count"]):
+            raise self._keys.untrusted(
+                f"{where} (verified in an earlier run)", seal["public_key_hex"]
+            )
 
     def _fetch(self, where: str) -> dict[str, Any]:
         try:
@@ -107,13 +136,10 @@ class SealWalk:
         return count
 
     def _check_signature(self, where: str, seal: dict[str, Any]) -> None:
-        if seal["public_key_hex"] != self._key_hex:
-            raise UntrustedKey(
-                f"{where} is signed by another key than the log's",
-                expected=self._key_hex,
-                computed=seal["public_key_hex"],
-            )
-        check_seal_signature(seal, self._key)
+        expected = self._keys.seal_key(seal["leaf_count"])
+        if seal["public_key_hex"] != expected:
+            raise self._keys.untrusted(where, seal["public_key_hex"])
+        check_seal_signature(seal, nacl.signing.VerifyKey(bytes.fromhex(expected)))
 
     def _check_roots(self, where: str, seal: dict[str, Any]) -> None:
         count = seal["leaf_count"]

@@ -9,10 +9,11 @@ receipt, store); never audit or monitor. Exports what the rest of the project us
 from __future__ import annotations
 
 from ledger.publish.publish_dir import TEMP_PREFIX, PublishDir
-from ledger.publish.publisher import WRITERS, PublishContext, publish, seal_path
+from ledger.publish.publisher import ROTATIONS, WRITERS, PublishContext, publish, seal_path
 from ledger.publish.receipt_files import write_receipts
 
 __all__ = [
+    "ROTATIONS",
     "TEMP_PREFIX",
     "WRITERS",
     "PublishContext",

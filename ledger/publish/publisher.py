@@ -1,7 +1,8 @@
 """`crovia publish`: the ledger as a static C2SP tlog-tiles log in a directory.
 
 Layout (docs/ledger.md, "Publishing"): `checkpoint` (the newest seal's signed checkpoint, plus any
-witness cosignatures), hash tiles `tile/<L>/<N>[.p/<W>]`, entry bundles `tile/entries/<N>[.p/<W>]`
+witness cosignatures), `rotations.json` (the signed key rotations, docs/format.md), hash tiles
+`tile/<L>/<N>[.p/<W>]`, entry bundles `tile/entries/<N>[.p/<W>]`
 (each entry one ledger line without its newline), and `seals/<N>` (seal number N, 0-based, as
 its seals.jsonl line without the newline, N in tile path form), so a monitor can check every
 seal's roots against the leaves. Everything is published up to the newest seal that has a
@@ -23,10 +24,11 @@ from pathlib import Path
 import orjson
 
 from ledger import jsonl
+from ledger.canonical import canonical_json
 from ledger.exceptions import IndexCorrupt, LedgerNotFound, PublishConflict
 from ledger.publish.publish_dir import PublishDir
 from ledger.store.index import LedgerIndex
-from ledger.store.reader import INDEX_FILE, LEDGER_FILE, SEALS_FILE, TREE_DIR
+from ledger.store.reader import INDEX_FILE, LEDGER_FILE, ROTATIONS_FILE, SEALS_FILE, TREE_DIR
 from ledger.store.tlog_store import CheckpointStore, StoredCheckpoint
 from ledger.store.tree import FileNodeStore
 from ledger.tlog import rfc6962, tiles
@@ -35,6 +37,7 @@ from ledger.tlog.exceptions import TlogCheckFailed
 from ledger.tlog.note import Note, NoteSignature, parse_note
 
 CHECKPOINT = "checkpoint"
+ROTATIONS = "rotations.json"
 SEALS_PREFIX = "seals/"
 
 
@@ -127,11 +130,15 @@ def publish(
         try:
             new = stored.checkpoint
             _check_ledger_root(nodes, new)
+            rotations = publish_rotations(ledger_dir, out)  # even when no new seal: a hand-over
             old = None if full else _published(out, nodes, new)
-            if old is not None and old.size == new.size:
-                return PublishReport(old.size, new.size, (), 0)
             old_size = 0 if old is None else old.size
             context = PublishContext(ledger_dir, out, nodes, index, old_size, new.size, new)
+            if old is not None and old.size == new.size:
+                if rotations:  # a hand-over with no new seal: the writers refresh what names keys
+                    for writer in writers:
+                        writer(context)
+                return PublishReport(old.size, new.size, tuple(out.written), 0)
             for writer in writers:
                 writer(context)
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)
@@ -141,6 +148,17 @@ def publish(
         finally:
             nodes.close()
             index.close()
+
+
+def publish_rotations(ledger_dir: Path, out: PublishDir) -> tuple[str, ...]:
+    """Write `rotations.json` (every crovia.key_rotation.v1 record of rotations.jsonl, oldest
+    first, as canonical JSON; `[]` when none) if its bytes change; the paths written."""
+    records = [orjson.loads(line) for _, line in jsonl.iter_lines(ledger_dir / ROTATIONS_FILE)]
+    data = canonical_json(records)
+    if out.read(ROTATIONS) == data:
+        return ()
+    out.write(ROTATIONS, data)
+    return (ROTATIONS,)
 
 
 def _newest_checkpoint(ledger_dir: Path) -> StoredCheckpoint:

@@ -12,12 +12,13 @@ from __future__ import annotations
 from ledger.receipt.build import SECTION_KEYS
 from ledger.receipt.receipt_bytes import MAX_RECEIPT_BYTES
 from ledger.receipt.shape import check_receipt_shape
-from ledger.receipt.verify import verify_receipt, verify_receipt_bytes
+from ledger.receipt.verify import receipt_verdict, verify_receipt, verify_receipt_bytes
 
 __all__ = [
     "MAX_RECEIPT_BYTES",
     "SECTION_KEYS",
     "check_receipt_shape",
+    "receipt_verdict",
     "verify_receipt",
     "verify_receipt_bytes",
 ]

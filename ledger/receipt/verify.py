@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import nacl.signing
@@ -20,6 +20,7 @@ from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
 from ledger.exceptions import (
     AxiomIdMismatch,
+    InvalidPublicKey,
     LeafHashMismatch,
     ReceiptMalformed,
     TrustRootMismatch,
@@ -29,6 +30,13 @@ from ledger.exceptions import (
 from ledger.keys.keychain import KeyChain, receipt_key_chain
 from ledger.keys.keyfile import parse_pin
 from ledger.keys.signatures import check_envelope_signature, check_seal_signature
+from ledger.keys.trust import (
+    TrustRoot,
+    TrustRootInvalid,
+    check_agreement,
+    decide_trust,
+    known_chain,
+)
 from ledger.receipt.path_check import check_path
 from ledger.receipt.receipt_bytes import parse_receipt_bytes
 from ledger.receipt.shape import check_receipt_shape
@@ -61,6 +69,10 @@ class Verdict:
     checks: tuple[str, ...]
     stamps: StampVerdict | None = None
     key_rotations: int = 0  # rotation records followed from the ledger's first key to the seal's
+    # "valid": the key is trusted; "unpinned": every check passed but no key was pinned (a pin
+    # the key does not match raises UntrustedKey instead). docs/format.md, "one verdict".
+    verdict: str = "valid"
+    previous_key: dict[str, str] | None = None  # the seal's key handed over to a later one
 
 
 def verify_receipt_bytes(
@@ -70,6 +82,8 @@ def verify_receipt_bytes(
     key_id: str | None = None,
     tsa_roots: Sequence[Any] = (),
     bitcoin_headers: Sequence[bytes] = (),
+    trust_root: TrustRoot | None = None,
+    known_rotations: Sequence[Any] = (),
 ) -> Verdict:
     """Check a receipt file's exact bytes: `verify_receipt` of what they parse to, if they are
     exactly its canonical JSON (ledger/receipt/receipt_bytes.py; else ReceiptBytesInvalid).
@@ -83,6 +97,8 @@ def verify_receipt_bytes(
         key_id=key_id,
         tsa_roots=tsa_roots,
         bitcoin_headers=bitcoin_headers,
+        trust_root=trust_root,
+        known_rotations=known_rotations,
     )
 
 
@@ -93,17 +109,29 @@ def verify_receipt(
     key_id: str | None = None,
     tsa_roots: Sequence[Any] = (),
     bitcoin_headers: Sequence[bytes] = (),
+    trust_root: TrustRoot | None = None,
+    known_rotations: Sequence[Any] = (),
 ) -> Verdict:
     """Check a parsed `receipt` offline: return a Verdict or raise the first failed check's error.
 
-    `pubkey_hex` or `key_id` pins the expected signer (UntrustedKey if it differs); without either
-    the receipt is only shown to be self-consistent, and the Verdict says `key_pinned=False`.
+    `pubkey_hex` or `key_id` pins the expected signer, `trust_root` pins its key, its rotation
+    chain and its TSA roots, `known_rotations` are more rotation records (a published
+    rotations.json). UntrustedKey (check `pinned_key`, verdict unpinned) when the seal's key is
+    not trusted under the pin (ledger/keys/trust.py); without any pin the receipt is only shown to
+    be self-consistent, and the Verdict says `verdict="unpinned"`, `key_pinned=False`.
     Raises InvalidPublicKey, before any check, for a pin that is not 64 (16) hex characters.
     A file's bytes go through `verify_receipt_bytes`, which also holds them to the canonical form.
     Stamps the receipt carries are checked too (ledger.stamps.check: Rfc3161Invalid, OtsInvalid),
     their TSAs chained to `tsa_roots` and Bitcoin claims to `bitcoin_headers` when given.
     """
     pubkey_hex, key_id = parse_pin(pubkey_hex, key_id)
+    known_records, ends_at = list(known_rotations), None
+    if trust_root is not None:
+        if pubkey_hex is not None or key_id is not None:
+            raise InvalidPublicKey("pin with a trust root or with a key, not both")
+        pubkey_hex, ends_at = trust_root.public_key_hex, trust_root.public_key_hex
+        known_records = list(trust_root.key_rotations) + known_records
+        tsa_roots = [*tsa_roots, *trust_root_certificates(trust_root)]
     check_receipt_shape(receipt)
     envelope, seal = receipt["envelope"], receipt["seal"]
     verify_key = _seal_key(seal)
@@ -122,12 +150,63 @@ def verify_receipt(
     ]
     if chain.records:
         checks.append("key_rotation")
-    pinned = _check_pinned(seal, pubkey_hex, key_id, chain)
-    if pinned:
-        checks.append("pinned_key")
     stamps = verify_stamps(receipt, tsa_roots=tsa_roots, bitcoin_headers=bitcoin_headers)
     checks += stamps.checks
-    return _verdict(receipt, pinned, tuple(checks), stamps, len(chain.records))
+    # Last: the known chain, then the pin, so "unpinned" means every other check passed. A trust
+    # root's own chain ends at its key; newer published records may go on from there.
+    if trust_root is not None:
+        known_chain(list(trust_root.key_rotations), ends_at, "trust root key_rotations")
+    known = _dedup_chain(known_records, "known rotation")
+    check_agreement(chain, known)
+    if known is not None and "key_rotation" not in checks:
+        checks.append("key_rotation")
+    trust = decide_trust(
+        seal["public_key_hex"],
+        pubkey_hex=pubkey_hex,
+        key_id_pin=key_id,
+        receipt_chain=chain,
+        known=known,
+    )
+    if trust.pinned and not trust.trusted:
+        raise UntrustedKey(
+            "the receipt is signed by a key that is neither the pinned one nor one a signed"
+            " rotation chain leads to it from",
+            expected=pubkey_hex if pubkey_hex is not None else key_id,
+            computed=seal["public_key_hex"] if pubkey_hex is not None else seal["key_id"],
+        )
+    if trust.pinned:
+        checks.append("pinned_key")
+    verdict = _verdict(receipt, trust.pinned, tuple(checks), stamps, len(chain.records))
+    return replace(
+        verdict, verdict="valid" if trust.pinned else "unpinned", previous_key=trust.previous
+    )
+
+
+def _dedup_chain(records: list[Any], where: str) -> KeyChain | None:
+    """The known chain; the same records given twice (a trust root and its site's
+    rotations.json) count once."""
+    seen, unique = set(), []
+    for record in records:
+        marker = repr(sorted(record.items())) if isinstance(record, Mapping) else repr(record)
+        if marker not in seen:
+            seen.add(marker)
+            unique.append(record)
+    return known_chain(unique, None, where)
+
+
+def trust_root_certificates(trust_root: TrustRoot) -> list[Any]:
+    """The TSA root certificates a trust root names (cryptography is imported only then)."""
+    if not trust_root.tsa_roots:
+        return []
+    from cryptography import x509
+
+    certificates = []
+    for pem in trust_root.tsa_roots:
+        try:
+            certificates += x509.load_pem_x509_certificates(pem.encode("ascii"))
+        except ValueError as exc:
+            raise TrustRootInvalid(f"trust root: tsa_roots: not a certificate: {exc}") from None
+    return certificates
 
 
 def _verdict(
@@ -227,20 +306,17 @@ def _check_trust_root(receipt: Mapping[str, Any]) -> str:
     return "trust_root"
 
 
-def _check_pinned(
-    seal: Mapping[str, Any], pubkey_hex: str | None, key_id: str | None, chain: KeyChain
-) -> bool:
-    """The pin names the seal's key, or a key the receipt's rotations chain to it."""
-    if pubkey_hex is not None and pubkey_hex not in chain.keys:
-        raise UntrustedKey(
-            "the receipt is signed by another key than the pinned one",
-            expected=pubkey_hex,
-            computed=seal["public_key_hex"],
-        )
-    if key_id is not None and key_id not in chain.key_ids():
-        raise UntrustedKey(
-            "the receipt is signed by another key than the pinned key_id",
-            expected=key_id,
-            computed=seal["key_id"],
-        )
-    return pubkey_hex is not None or key_id is not None
+def receipt_verdict(data: bytes, **pins: Any) -> tuple[str, str | None]:
+    """(verdict, first failed check) of a receipt file's bytes, as `crovia verify` (without
+    `--any-key`) and the page decide it: ("valid", None), ("unpinned", "pinned_key") or
+    ("invalid", check). `pins` are verify_receipt_bytes's keyword arguments. For the
+    differential tests against the page (docs/format.md, "This project: one verdict")."""
+    from ledger.exceptions import VerificationError
+
+    try:
+        verdict = verify_receipt_bytes(data, **pins)
+    except VerificationError as exc:
+        return ("unpinned" if exc.check == "pinned_key" else "invalid"), exc.check
+    if verdict.verdict == "unpinned":
+        return "unpinned", "pinned_key"
+    return "valid", None

@@ -65,6 +65,23 @@ def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
     return stamp
 
 
+def as_pending(stamp: Timestamp, calendar: str) -> Timestamp:
+    """`stamp` (a calendar's submit reply) with every attestation that is not pending replaced by
+    a PendingAttestation of `calendar` at the same commitment: a calendar's word that a digest is
+    already in Bitcoin is not a confirmation. `crovia stamp --upgrade` asks that calendar for the
+    commitment's proof, and only a Bitcoin attestation reached that way is kept."""
+    for node in _nodes(stamp):
+        claimed = [a for a in node.attestations if not isinstance(a, PendingAttestation)]
+        for attestation in claimed:
+            node.attestations.discard(attestation)
+        if claimed:
+            try:
+                node.attestations.add(PendingAttestation(calendar))
+            except (ValueError, TypeError) as exc:
+                raise OtsInvalid(f"{calendar!r} cannot name a pending attestation: {exc}") from None
+    return stamp
+
+
 def detached(stamp: Timestamp) -> bytes:
     """`stamp` (on a seal digest) as a standard detached `.ots` file."""
     ctx = BytesSerializationContext()

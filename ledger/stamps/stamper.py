@@ -114,7 +114,7 @@ class Stamper:
                 body = self.transport.post(
                     _join(url, "digest"), digest, content_type=OTS_TYPE, accept=OTS_TYPE
                 )
-                stamp.merge(ots.parse_calendar_reply(digest, body))
+                stamp.merge(ots.as_pending(ots.parse_calendar_reply(digest, body), url))
             except (StampTransportError, VerificationError) as exc:
                 self._failed("ots_submit", url, record, exc)
                 continue

@@ -13,7 +13,7 @@ from ledger.store.bodies import BodyStore, check_cited
 from ledger.store.find import find_leaves, parse_since
 from ledger.store.index import IndexEntry, Versions, identity_digest
 from ledger.store.ledger import LEDGER_FILE, Ledger
-from ledger.store.reader import RUNS_FILE, SEALS_FILE
+from ledger.store.reader import ROTATIONS_FILE, RUNS_FILE, SEALS_FILE
 from ledger.store.tlog_store import (
     CheckpointStore,
     LogOriginChanged,
@@ -26,6 +26,7 @@ from ledger.store.tree import FileNodeStore, MemoryFrontier
 
 __all__ = [
     "LEDGER_FILE",
+    "ROTATIONS_FILE",
     "RUNS_FILE",
     "SEALS_FILE",
     "BodyStore",

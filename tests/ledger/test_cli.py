@@ -36,9 +36,11 @@ def _axiom_id(ledger_dir: Path, leaf: int) -> str:
 
 
 def test_verify_the_seed_unpinned_says_so(capsys: pytest.CaptureFixture) -> None:
-    assert main(["verify", str(SEED_RECEIPT)]) == 0
+    assert main(["verify", str(SEED_RECEIPT)]) == 1  # issue 16: no pin is not an OK
+    assert "no key was pinned" in capsys.readouterr().err
+    assert main(["verify", str(SEED_RECEIPT), "--any-key"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("OK: axm_b46c79d2") and "no key was pinned" in out
+    assert out.startswith("OK (--any-key): axm_b46c79d2") and "no key was pinned" in out
 
 
 def test_verify_pinned_and_json(capsys: pytest.CaptureFixture) -> None:
@@ -107,7 +109,7 @@ def test_prove_prints_a_receipt_that_verifies(keyed, tmp_path, capsys) -> None:
     assert receipt.endswith("}")  # exactly the canonical bytes when not at a terminal
     path = tmp_path / "receipt.json"
     path.write_text(receipt)
-    assert main(["verify", str(path)]) == 0
+    assert main(["verify", str(path), "--any-key"]) == 0
 
 
 def test_prove_explains_unsealed_and_unknown(keyed, capsys: pytest.CaptureFixture) -> None:

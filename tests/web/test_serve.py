@@ -107,3 +107,52 @@ def test_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "is not a directory" in done.stderr
+
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def test_full_tiles_and_bundles_are_immutable_the_checkpoint_and_partial_tiles_no_cache(
+    tmp_path: Path,
+) -> None:
+    """Issue 16, obs 8: tlog-tiles says full tiles never change and may be cached for long; the
+    checkpoint and partial tiles change and must be revalidated."""
+    import nacl.signing
+
+    from ledger.publish import publish
+    from tests.ledger.conftest import Log
+
+    log = Log(tmp_path / "ledger", tmp_path / "pub", nacl.signing.SigningKey.generate())
+    log.grow(300)
+    publish(log.ledger_dir, log.pub)
+    server = Server(log.pub)
+    try:
+        for path in ("/tile/0/000", "/tile/entries/000"):
+            response = get(server.base, path)
+            assert response.status == 200, path
+            assert response.getheader("Cache-Control") == IMMUTABLE, path
+        for path in (
+            "/checkpoint",
+            "/tile/0/001.p/44",
+            "/tile/entries/001.p/44",
+            "/tile/1/000.p/1",
+            "/rotations.json",
+            "/seals/000",
+        ):
+            response = get(server.base, path)
+            assert response.status == 200, path
+            assert response.getheader("Cache-Control") == "no-cache", path
+        assert get(server.base, "/tile/0/002").status == 404  # not published: no header needed
+    finally:
+        server.stop()
+
+
+def test_the_nginx_example_caches_as_crovia_serve_does() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "verifier.md").read_text()
+    assert f'"{IMMUTABLE}"' in text and 'default "no-cache"' in text
+    assert "add_header Cache-Control $crovia_cache always;" in text
+    from crovia_spider.web.serve import FULL_TILE
+
+    assert FULL_TILE.pattern.decode() in text.replace("(entries|", "(?:entries|").replace(
+        "(x[0-9]{3}/)", "(?:x[0-9]{3}/)"
+    )

@@ -18,6 +18,7 @@ from ledger.exceptions import (
     SealInvalid,
     SignatureInvalid,
     TileMalformed,
+    UntrustedKey,
 )
 from ledger.monitor import DirectorySource, MonitorState, Witness, check_shape, monitor
 from ledger.publish import publish
@@ -168,8 +169,10 @@ def test_a_wrong_key_is_refused(log: Log, seen) -> None:
     from ledger.store import note_verifier_key
 
     impostor = bytes(nacl.signing.SigningKey.generate().verify_key)
-    with pytest.raises(NoteSignatureInvalid, match="no known key signed"):
+    # issue 16: named as the pin it fails, with the note key that did sign
+    with pytest.raises(UntrustedKey, match="neither the pinned key") as caught:
         monitor(DirectorySource(log.pub), note_verifier_key(impostor, log.origin), seen)
+    assert log.vkey.split("+")[1] in str(caught.value)
 
 
 def test_entry_shape_checks() -> None:

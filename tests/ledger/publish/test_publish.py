@@ -29,6 +29,7 @@ def test_a_first_publish_writes_every_tile_bundle_and_seal_then_the_checkpoint(l
     every = tiles.tiles_for_size(513)
     bundles = [t.entries_path for t in every if t.level == 0]
     assert report.written == (
+        "rotations.json",  # the signed key rotations (none yet: [])
         *(t.path for t in every),
         *bundles,
         seal_path(0),

@@ -99,7 +99,7 @@ def test_the_duplicate_key_names_where_the_bytes_differ() -> None:
 def test_stdin_is_held_to_the_same_bytes(data: bytes, code: int, monkeypatch, capsys) -> None:
     """The newline `crovia prove` prints at a terminal is not part of the receipt."""
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
-    assert main(["verify", "-", "--json"]) == code
+    assert main(["verify", "-", "--any-key", "--json"]) == code
     result = json.loads(capsys.readouterr().out)
     assert result["ok"] is (code == 0)
     if code:
@@ -123,11 +123,13 @@ def test_success_says_what_it_vouches_for(capsys: pytest.CaptureFixture) -> None
     ):
         assert text in out, text
     assert "no key was pinned" not in out
-    assert main(["verify", str(SEED_RECEIPT), "--json"]) == 0
+    assert main(["verify", str(SEED_RECEIPT), "--any-key", "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)
     assert verdict == {
         **verdict,
         "ok": True,
+        "verdict": "unpinned",
+        "any_key": True,
         "vendor": "arxiv_cs_ai",
         "title": envelope["body"]["title"],
         "url": "https://arxiv.org/abs/2606.19004",
@@ -155,7 +157,7 @@ def test_control_characters_in_vouched_text_reach_no_terminal(tmp_path, capsys) 
         receipt = ledger.receipt(issued[0].axiom_id)
     path = tmp_path / "receipt.json"
     path.write_bytes(canonical_json(receipt))
-    assert main(["verify", str(path)]) == 0
+    assert main(["verify", str(path), "--any-key"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
     assert "fine\\x1b[2K\\rOK: forged\\u202e" in out

@@ -28,7 +28,10 @@ _PREFIX = b"synthetic block"
 class LoopbackCalendar:
     """`with LoopbackCalendar() as cal:` serves `cal.url` on 127.0.0.1 until the block ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, claim_bitcoin: str = "") -> None:
+        # claim_bitcoin: "also" or "only": the submit reply claims a Bitcoin attestation at once
+        # (beside its pending one, or instead of it), as a lying or broken calendar would.
+        self.claim_bitcoin = claim_bitcoin
         self.submitted: list[bytes] = []
         self.commitments: dict[bytes, bytes] = {}  # commitment -> digest
         self.mined = False
@@ -58,7 +61,10 @@ class LoopbackCalendar:
         stamp = Timestamp(digest)
         appended = stamp.ops.add(OpAppend(hashlib.sha256(self.url.encode()).digest()[:16]))
         commitment = appended.ops.add(OpSHA256())
-        commitment.attestations.add(PendingAttestation(self.url))
+        if self.claim_bitcoin != "only":
+            commitment.attestations.add(PendingAttestation(self.url))
+        if self.claim_bitcoin:
+            commitment.attestations.add(BitcoinBlockHeaderAttestation(HEIGHT))
         self.commitments[commitment.msg] = digest
         return _serialize(stamp)
 

@@ -36,7 +36,7 @@ def test_submit_pending_upgrade_and_verify_against_the_block_header(work):
     assert anchor["status"] == "pending_next_stamp"
     assert anchor["calendar_attestations"] == [cal.url] and anchor["ots_url"] == cal.url
     assert anchor["bitcoin_attestations"] == [] and anchor["stamped_at"].endswith("Z")
-    verified = crovia(work, "verify", str(work / "receipt.json"))
+    verified = crovia(work, "verify", str(work / "receipt.json"), "--any-key")
     assert verified.returncode == 0 and f"pending at calendar {cal.url}" in verified.stdout
     assert "0 proofs upgraded to Bitcoin, 1 still pending" in early.stdout, early.stdout
     assert "1 proofs upgraded to Bitcoin" in upgrade.stdout, upgrade.stdout
@@ -46,15 +46,20 @@ def test_submit_pending_upgrade_and_verify_against_the_block_header(work):
     (claim,) = confirmed["bitcoin_attestations"]
     assert confirmed["status"] == "confirmed" and confirmed["calendar_attestations"] == []
     assert claim == {"block_height": HEIGHT, "merkle_root": header[36:68][::-1].hex()}
-    checked = crovia(work, "verify", str(work / "receipt.json"), "--bitcoin-header", header.hex())
+    pin = ("--any-key",)
+    checked = crovia(
+        work, "verify", str(work / "receipt.json"), *pin, "--bitcoin-header", header.hex()
+    )
     assert checked.returncode == 0, checked.stderr
     assert f"Bitcoin block {HEIGHT} must have merkle root {claim['merkle_root']}" in checked.stdout
     assert "pinned third party: 2024-04-20T00:09:27Z (Bitcoin block 840000)" in checked.stdout
-    unchecked = crovia(work, "verify", str(work / "receipt.json"))
+    unchecked = crovia(work, "verify", str(work / "receipt.json"), *pin)
     assert "not checked: give --bitcoin-header" in unchecked.stdout
     other = bytearray(header)
     other[40] ^= 1
-    wrong = crovia(work, "verify", str(work / "receipt.json"), "--bitcoin-header", other.hex())
+    wrong = crovia(
+        work, "verify", str(work / "receipt.json"), *pin, "--bitcoin-header", other.hex()
+    )
     assert wrong.returncode == 1 and "check opentimestamps failed" in wrong.stderr
     stats = crovia(work, "stats", "--json")
     assert json.loads(stats.stdout)["stamps"]["ots_confirmed"] == 1
@@ -109,7 +114,7 @@ def test_a_proof_of_another_seal_fails_and_a_claim_without_proof_is_refused(work
         verify_stamps(mutated)
     del receipt["bitcoin_anchor"]["ots_proof_base64"]
     (work / "claim.json").write_bytes(canonical_json(receipt))  # exact bytes: verify reads them
-    proc = crovia(work, "verify", str(work / "claim.json"))
+    proc = crovia(work, "verify", str(work / "claim.json"), "--any-key")
     assert proc.returncode == 1 and "check bitcoin_anchor failed" in proc.stderr
 
 
@@ -123,3 +128,22 @@ def test_a_calendar_that_is_down_is_recorded_and_retried(work):
     with LoopbackCalendar() as cal:
         crovia(work, "stamp", CROVIA_OTS_CALENDARS=f"{down},{cal.url}")
     assert prove(work)["bitcoin_anchor"]["calendar_attestations"] == [cal.url]
+
+
+@pytest.mark.parametrize("claim", ["also", "only"])
+def test_a_submit_reply_claiming_bitcoin_is_stored_as_pending(work, claim):
+    """Issue 16, obs 6: a calendar's word is not a confirmation; only --upgrade confirms."""
+    with LoopbackCalendar(claim_bitcoin=claim) as cal:
+        stamp = crovia(work, "stamp", CROVIA_OTS_CALENDARS=cal.url)
+        assert stamp.returncode == 0, stamp.stderr
+        anchor = prove(work)["bitcoin_anchor"]
+        assert anchor["status"] == "pending_next_stamp" and anchor["bitcoin_attestations"] == []
+        assert anchor["calendar_attestations"] == [cal.url]
+        proof = ots.load_detached(base64.b64decode(anchor["ots_proof_base64"]))
+        assert not ots.summarize(proof.timestamp).bitcoin
+        stats = json.loads(crovia(work, "stats", "--json").stdout)["stamps"]
+        assert (stats["ots_pending"], stats["ots_confirmed"]) == (1, 0)
+        cal.mine()
+        upgrade = crovia(work, "stamp", "--upgrade", CROVIA_OTS_CALENDARS=cal.url)
+        assert "1 proofs upgraded to Bitcoin" in upgrade.stdout, upgrade.stdout
+    assert prove(work)["bitcoin_anchor"]["status"] == "confirmed"

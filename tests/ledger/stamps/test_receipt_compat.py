@@ -43,4 +43,4 @@ def test_a_stamped_receipt_keeps_the_reference_shape_and_signed_bytes(work, pki)
         assert canonical_json(stamped[part]) == canonical_json(unstamped[part]), part
     check_receipt(unstamped, pubkey_hex=unstamped["seal"]["public_key_hex"])
     verdict = verify_receipt(stamped, pubkey_hex=stamped["seal"]["public_key_hex"])
-    assert verdict.checks[-2:] == ("rfc3161", "opentimestamps")
+    assert verdict.checks[-3:] == ("rfc3161", "opentimestamps", "pinned_key")  # pin last

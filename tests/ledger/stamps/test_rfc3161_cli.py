@@ -37,12 +37,51 @@ def test_stamp_prove_verify_with_a_real_tsa(work, pki):
     assert receipt["bitcoin_anchor"]["status"] == "not_stamped", "no calendar was asked"
 
     pinned = crovia(work, "verify", str(work / "receipt.json"), "--tsa-root", str(pki.root))
+    assert pinned.returncode == 1 and "pinned_key" in pinned.stderr  # the key is not pinned
+    pinned = crovia(
+        work, "verify", str(work / "receipt.json"), "--tsa-root", str(pki.root), "--any-key"
+    )
     assert pinned.returncode == 0, pinned.stderr
     assert "chained to a pinned root" in pinned.stdout
     assert f"pinned third party: {token['gen_time']}" in pinned.stdout
-    unpinned = crovia(work, "verify", str(work / "receipt.json"))
+    unpinned = crovia(work, "verify", str(work / "receipt.json"), "--any-key")
     assert unpinned.returncode == 0 and "TSA NOT pinned" in unpinned.stdout
     assert "none pinned" in unpinned.stdout
+
+
+def test_the_trust_root_pins_the_tsa_roots_and_the_tsa_is_named_by_its_certificate(work, pki):
+    """Issue 16, obs 5 and 6: CROVIA_TSA_ROOTS go into the trust root; `verify --trust-root`
+    chains the token to them; the earliest pinned time names the TSA from its certificate, never
+    the unsigned tsa_url."""
+    with OpenSslTsa(pki) as tsa:
+        receipt = stamp_and_prove(work, tsa.url, CROVIA_TSA_ROOTS=str(pki.root))
+    trust_root = work / "trust_root.json"
+    made = crovia(work, "pubkey", "--trust-root", str(trust_root), CROVIA_TSA_ROOTS=str(pki.root))
+    assert made.returncode == 0, made.stderr
+    (pem,) = json.loads(trust_root.read_bytes())["tsa_roots"]
+    assert pem.startswith("-----BEGIN CERTIFICATE-----") and pem in pki.root.read_text()
+    (token,) = receipt["rfc3161_timestamps"]
+    proc = crovia(work, "verify", str(work / "receipt.json"), "--trust-root", str(trust_root))
+    assert proc.returncode == 0, proc.stderr
+    assert "verdict: valid" in proc.stdout and "chained to a pinned root" in proc.stdout
+    (earliest,) = [line for line in proc.stdout.splitlines() if "pinned third party" in line]
+    assert token["gen_time"] in earliest and "CN=Test TSA" in earliest
+    assert tsa.url not in earliest and "127.0.0.1" not in earliest
+    forged = json.loads(json.dumps(receipt))
+    forged["rfc3161_timestamps"][0]["tsa_url"] = "http://timestamp.example-famous-tsa.com"
+    (work / "forged_url.json").write_bytes(canonical_json(forged))
+    proc = crovia(work, "verify", str(work / "forged_url.json"), "--trust-root", str(trust_root))
+    assert proc.returncode == 0 and "example-famous-tsa" not in _earliest(proc.stdout)
+    forged["rfc3161_timestamps"][0]["gen_time"] = "2001-01-01T00:00:00Z"
+    (work / "forged_time.json").write_bytes(canonical_json(forged))
+    proc = crovia(work, "verify", str(work / "forged_time.json"), "--trust-root", str(trust_root))
+    assert proc.returncode == 1 and "verdict: invalid (check rfc3161)" in proc.stderr
+    proc = crovia(work, "verify", str(work / "forged_time.json"), "--pubkey", "ab" * 32)
+    assert "verdict: invalid (check rfc3161)" in proc.stderr  # a stamp fails before the pin
+
+
+def _earliest(out: str) -> str:
+    return "".join(line for line in out.splitlines() if "pinned third party" in line)
 
 
 def test_openssl_accepts_the_kept_token_over_the_seals_signed_bytes(work, pki):
@@ -81,7 +120,9 @@ def test_a_changed_byte_in_the_token_seal_or_imprint_fails_verify(work, pki):
         mutated = json.loads(json.dumps(receipt))
         mutated["rfc3161_timestamps"][0]["token_base64"] = base64.b64encode(changed).decode()
         (work / f"{name}.json").write_bytes(canonical_json(mutated))  # exact bytes: verify reads
-        proc = crovia(work, "verify", str(work / f"{name}.json"), "--tsa-root", str(pki.root))
+        proc = crovia(
+            work, "verify", str(work / f"{name}.json"), "--tsa-root", str(pki.root), "--any-key"
+        )
         assert proc.returncode == 1 and "check rfc3161 failed" in proc.stderr, proc.stderr
 
 
@@ -91,7 +132,9 @@ def test_a_token_checked_under_another_root_or_with_another_gen_time_fails(work,
     stranger = TestPki(tmp_path / "stranger", name="Stranger")
     with OpenSslTsa(pki) as tsa:
         receipt = stamp_and_prove(work, tsa.url)
-    proc = crovia(work, "verify", str(work / "receipt.json"), "--tsa-root", str(stranger.root))
+    proc = crovia(
+        work, "verify", str(work / "receipt.json"), "--tsa-root", str(stranger.root), "--any-key"
+    )
     assert proc.returncode == 1 and "does not chain to a pinned root" in proc.stderr
     receipt["rfc3161_timestamps"][0]["gen_time"] = "2001-01-01T00:00:00Z"
     with pytest.raises(Rfc3161Invalid, match="genTime"):
