@@ -48,6 +48,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers", type=positive_int, default=2, help="verifying threads (default: 2)"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="the time this run may spend waiting on an http(s) log, all requests together"
+        " (default: %(default)g); a log that uses it up fails the check (exit 1)",
+    )
+    parser.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="an http://host:port proxy to reach the log through; without it no proxy is used,"
+        " whatever the *_PROXY variables say",
+    )
     json_flag(parser)
     parser.set_defaults(handler=cmd_monitor)
 
@@ -59,7 +73,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     origin = Ed25519Verifier.from_vkey(args.vkey).name
     state = MonitorState.empty(origin) if args.state is None else load_state(args.state, origin)
     report, new_state = monitor(
-        open_source(args.source),
+        open_source(args.source, args.timeout, args.proxy),
         args.vkey,
         state,
         witnesses=args.witness,
