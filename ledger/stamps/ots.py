@@ -4,11 +4,27 @@ A proof starts at the seal digest (sha256 of the seal's signed bytes, as the OTS
 a file's sha256) and is kept as a standard detached `.ots` file. Calendars answer
 `POST /digest` with a timestamp ending in PendingAttestations, and `GET /timestamp/<commitment>`
 with its upgrade; `merge_upgrade` grafts an upgrade in and keeps it only if it reaches Bitcoin.
+
+Bounds (issue 19): a proof is parsed by the library's own deserializer, inside a context that
+holds it to explicit limits, so what a hostile proof costs stays within a small multiple of its
+size (docs/stamps.md, "Limits"):
+- total bytes: a detached proof (stored, or in a receipt) at most MAX_PROOF_BYTES, a calendar's
+  answer at most MAX_REPLY_BYTES, refused before parsing;
+- operations: at most MAX_OPERATIONS tags (operations, attestations, forks), and at most one per
+  8 bytes of the proof beyond the first 32 (an honest proof spends about 17 bytes per operation);
+- depth: at most MAX_DEPTH nested operations (the library's recursion limit);
+- messages: the messages the operations compute (each up to 4 KiB, however few bytes the
+  operation took) at most 8 bytes per byte of the proof, plus 4 KiB.
+A proof over a bound raises OtsInvalid naming it; the stamper records a calendar answer refused so
+(ledger/stamps/stamper.py), and nothing over the bounds is stored, so no later `prove` or
+`verify` of the seal pays for it.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import Any
 
 from opentimestamps.core.notary import BitcoinBlockHeaderAttestation, PendingAttestation
 from opentimestamps.core.op import OpSHA256
@@ -16,10 +32,67 @@ from opentimestamps.core.serialize import (
     BytesDeserializationContext,
     BytesSerializationContext,
     DeserializationError,
+    RecursionLimitError,
 )
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from ledger.exceptions import OtsInvalid
+
+MAX_PROOF_BYTES = 64 * 1024  # a detached proof; an honest one with four calendars is ~4 KiB
+MAX_REPLY_BYTES = 16 * 1024  # a calendar's answer; a Bitcoin upgrade is ~1 KiB per calendar
+MAX_OPERATIONS = 4096
+MAX_DEPTH = 256  # the library's own recursion limit for detached files
+OPERATION_BYTES = 8  # at least this many bytes of proof per operation, beyond the first 32
+MESSAGE_FACTOR = 8  # computed message bytes per byte of proof, beyond the first 4 KiB
+
+_DESERIALIZE = Timestamp.deserialize.__func__.__code__
+
+
+class _BoundedContext(BytesDeserializationContext):
+    """The library's byte context, counting what the library's parser builds from it.
+
+    Every tag (operation, attestation marker, fork) is read with `read_bytes(1)`; the first tag of
+    each timestamp node is read by `Timestamp.deserialize` right after it made the node, whose
+    message is then counted. A limit passed raises OtsInvalid out of the parser at once.
+    """
+
+    def __init__(self, data: bytes, what: str, limit: int) -> None:
+        if len(data) > limit:
+            raise OtsInvalid(f"{what} is longer than {limit} bytes", computed=len(data))
+        super().__init__(data)
+        self.what = what
+        self.operations = 0
+        self.max_operations = min(MAX_OPERATIONS, 32 + len(data) // OPERATION_BYTES)
+        self.message_bytes = 0
+        self.max_message_bytes = 4096 + MESSAGE_FACTOR * len(data)
+        self._nodes: set[int] = set()
+
+    def read_bytes(self, expected_length: Any = None) -> bytes:
+        if expected_length == 1:
+            self._count(sys._getframe(1))
+        return super().read_bytes(expected_length)
+
+    def _count(self, caller: Any) -> None:
+        self.operations += 1
+        if self.operations > self.max_operations:
+            raise OtsInvalid(
+                f"{self.what} has more operations than its size allows",
+                expected=f"<= {self.max_operations}",
+                computed=self.operations,
+            )
+        if caller.f_code is not _DESERIALIZE:
+            return
+        node = caller.f_locals.get("self")
+        if node is None or id(node) in self._nodes:
+            return
+        self._nodes.add(id(node))
+        self.message_bytes += len(node.msg)
+        if self.message_bytes > self.max_message_bytes:
+            raise OtsInvalid(
+                f"{self.what} computes more message bytes than its size allows",
+                expected=f"<= {self.max_message_bytes}",
+                computed=self.message_bytes,
+            )
 
 
 @dataclass(frozen=True)
@@ -53,11 +126,14 @@ class ProofSummary:
 
 
 def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
-    """The timestamp a calendar returned for `message`. Raises OtsInvalid for anything else."""
+    """The timestamp a calendar returned for `message`, within the bounds above. Raises OtsInvalid
+    for anything else."""
     try:
-        ctx = BytesDeserializationContext(body)
-        stamp = Timestamp.deserialize(ctx, message)
+        ctx = _BoundedContext(body, "the calendar's answer", MAX_REPLY_BYTES)
+        stamp = Timestamp.deserialize(ctx, message, _recursion_limit=MAX_DEPTH)
         ctx.assert_eof()
+    except RecursionLimitError:
+        raise OtsInvalid(f"the calendar's answer is more than {MAX_DEPTH} deep") from None
     except (DeserializationError, ValueError, TypeError) as exc:
         raise OtsInvalid(f"the calendar's answer is not a timestamp: {exc!r}") from None
     if not any(True for _ in stamp.all_attestations()):
@@ -73,12 +149,17 @@ def detached(stamp: Timestamp) -> bytes:
 
 
 def load_detached(data: bytes) -> DetachedTimestampFile:
-    """Parse a detached `.ots` file strictly (magic, version, digest, ops, no trailing bytes).
+    """Parse a detached `.ots` file strictly (magic, version, digest, ops, no trailing bytes),
+    within the bounds above.
 
-    Raises OtsInvalid for anything the library refuses.
+    Raises OtsInvalid for anything the library refuses, and for a proof over a bound.
     """
     try:
-        return DetachedTimestampFile.deserialize(BytesDeserializationContext(data))
+        return DetachedTimestampFile.deserialize(
+            _BoundedContext(data, "the proof", MAX_PROOF_BYTES)
+        )
+    except RecursionLimitError:
+        raise OtsInvalid(f"the proof is more than {MAX_DEPTH} deep") from None
     except (DeserializationError, ValueError, TypeError, AssertionError) as exc:
         raise OtsInvalid(f"not a valid .ots proof: {exc!r}") from None
 
