@@ -21,8 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="verify a published log (directory or URL) since the last run",
         description="Verify the checkpoint under VKEY, every new entry (signature, schema, leaf"
         " hash), every changed tile, the consistency with the last verified size, and each new"
-        " seal's roots. Exit 1 on a fork, a rollback, a bad tile, entry or seal; the state file"
-        " is then left as it was.",
+        " seal's roots. Exit 1 on a fork, a rollback, a bad tile, entry or seal, or a log that"
+        " misbehaves (a redirect off its origin, a missed deadline, an oversized answer); the"
+        " state file is then left as it was. Exit 2 only when the log cannot be reached.",
     )
     parser.add_argument("source", metavar="SOURCE", help="published directory or http(s) URL")
     parser.add_argument(
