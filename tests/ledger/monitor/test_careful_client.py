@@ -205,3 +205,16 @@ def test_a_changed_entry_names_its_leaf(log: Log, served: FeedServer) -> None:
 def test_a_too_long_directory_file_is_a_failed_check(log: Log, served: FeedServer) -> None:
     (log.pub / "tile/0/001.p/44").write_bytes(b"\x00" * 9000)
     failed(crovia_monitor(log, str(log.pub)), "tile/0/001.p/44", "longer than 8192")
+
+
+def test_gzip_answers_of_incompressible_full_tiles_pass(log: Log, served: FeedServer) -> None:
+    """A full tile of hashes does not compress: its gzip is a little longer than the limit."""
+    log.grow(300)
+    publish(log.ledger_dir, log.pub)
+    full = (log.pub / "tile/0/000").read_bytes()
+    squeezed = gzip.compress(full)
+    assert len(full) == 8192 < len(squeezed)
+    served.script("/tile/0/000", Reply(200, squeezed, {"Content-Encoding": "gzip"}))
+    result = crovia_monitor(log, served.base)
+    assert result.returncode == 0, result.stderr
+    assert served.requests_for("/tile/0/000")
