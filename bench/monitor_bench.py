@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/monitor_bench.py [--leaves 1000000] [--small 1000]
 
-Prints the peak RSS (wait4's ru_maxrss) of `crovia monitor DIR --vkey ...` with no state (a
+Prints the peak RSS (GNU time's %M) of `crovia monitor DIR --vkey ...` with no state (a
 first run, every entry checked) over a --leaves log and over a --small one, and of a process that
 only imports what the monitor imports (the floor), with the growth per entry between the two logs.
 Goal: at most 100 MB at 1,000,000 entries. The logs are built once (every leaf really signed,
@@ -13,9 +13,10 @@ in bench/results/monitor_base_<N>/.
 from __future__ import annotations
 
 import argparse
-import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from tlog_bench import BUILD_BATCH, envelopes  # noqa: E402
 CROVIA = [sys.executable, "-m", "crovia_spider"]
 RESULTS = ROOT / "bench" / "results"
 SEAL_EVERY = 100_000
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
 FLOOR = "import ledger.monitor, crovia_spider.cli.monitor_cmds, crovia_spider.cli"
 
 
@@ -68,15 +70,21 @@ class Base:
 
 
 def peak_rss(args: list[str]) -> tuple[float, float, str]:
-    """Peak RSS (MB) and wall seconds of `args`, and its output."""
+    """Peak RSS (MB) and wall seconds of `args`, and its output. GNU time's %M: wait4's ru_maxrss
+    of a child forked from this process would count the pages it shared with it before exec."""
     started = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert proc.stdout is not None
-    output = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args[:4])} failed:\n{output[-2000:]}")
-    return usage.ru_maxrss / 1024, time.perf_counter() - started, output
+    with tempfile.NamedTemporaryFile("r") as report:
+        done = subprocess.run(
+            [TIME, "-f", "%M", "-o", report.name, *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(args[:4])} failed:\n{done.stdout[-2000:]}")
+        kib = int(report.read().split()[-1])
+    return kib / 1024, time.perf_counter() - started, done.stdout
 
 
 def first_run(base: Base) -> tuple[float, float]:
