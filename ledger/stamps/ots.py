@@ -7,17 +7,18 @@ with its upgrade; `merge_upgrade` grafts an upgrade in and keeps it only if it r
 
 Bounds (issue 19): a proof is parsed by the library's own deserializer, inside a context that
 holds it to explicit limits, so what a hostile proof costs stays within a small multiple of its
-size (docs/stamps.md, "Limits"):
-- total bytes: a detached proof (stored, or in a receipt) at most MAX_PROOF_BYTES, a calendar's
-  answer at most MAX_REPLY_BYTES, refused before parsing;
-- operations: at most MAX_OPERATIONS tags (operations, attestations, forks), and at most one per
-  8 bytes of the proof beyond the first 32 (an honest proof spends about 17 bytes per operation);
+size (docs/stamps.md, "Limits on OpenTimestamps proofs"):
+- total bytes: a calendar's answer at most MAX_REPLY_BYTES (16 KiB), a detached proof (stored, or
+  in a receipt) at most MAX_PROOF_BYTES (that of 16 answers), refused before parsing;
+- operations: at most one tag (operation, attestation, fork) per 8 bytes, beyond a small slack
+  (32 for an answer; an honest proof spends about 17 bytes per operation);
 - depth: at most MAX_DEPTH nested operations (the library's recursion limit);
 - messages: the messages the operations compute (each up to 4 KiB, however few bytes the
-  operation took) at most 8 bytes per byte of the proof, plus 4 KiB.
-A proof over a bound raises OtsInvalid naming it; the stamper records a calendar answer refused so
-(ledger/stamps/stamper.py), and nothing over the bounds is stored, so no later `prove` or
-`verify` of the seal pays for it.
+  operation took) at most 8 bytes per byte, beyond a slack of 4 KiB per answer.
+A detached proof's slack is that of 16 answers (each calendar adds at most two to a stored proof),
+so whatever the stamper merged from answers within bounds loads again. A proof over a bound
+raises OtsInvalid naming it; the stamper records a calendar answer refused so (ledger/stamps/
+stamper.py), so no later `prove` or `verify` of the seal pays for it.
 """
 
 from __future__ import annotations
@@ -38,12 +39,18 @@ from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from ledger.exceptions import OtsInvalid
 
-MAX_PROOF_BYTES = 64 * 1024  # a detached proof; an honest one with four calendars is ~4 KiB
 MAX_REPLY_BYTES = 16 * 1024  # a calendar's answer; a Bitcoin upgrade is ~1 KiB per calendar
-MAX_OPERATIONS = 4096
+OPERATION_BYTES = 8  # at least this many bytes of proof per operation (tag), beyond the slack
+MESSAGE_FACTOR = 8  # computed message bytes per byte of proof, beyond the slack
 MAX_DEPTH = 256  # the library's own recursion limit for detached files
-OPERATION_BYTES = 8  # at least this many bytes of proof per operation, beyond the first 32
-MESSAGE_FACTOR = 8  # computed message bytes per byte of proof, beyond the first 4 KiB
+# Each calendar adds at most two answers to a stored proof (its submit, then one upgrade that
+# reaches Bitcoin and ends its pending attestation), each within the answer bounds; a detached
+# proof's bounds are those of this many answers together, so what the stamper merged always
+# loads again (the slack is additive, the per-byte rates the same).
+MAX_CALENDAR_ANSWERS = 16
+_REPLY_SLACK = (32, 4096)  # operations, message bytes
+MAX_PROOF_BYTES = MAX_CALENDAR_ANSWERS * MAX_REPLY_BYTES + 4096  # with the file's header
+_PROOF_SLACK = (MAX_CALENDAR_ANSWERS * (_REPLY_SLACK[0] + 1), MAX_CALENDAR_ANSWERS * 4096 + 4096)
 
 _DESERIALIZE = Timestamp.deserialize.__func__.__code__
 
@@ -56,15 +63,15 @@ class _BoundedContext(BytesDeserializationContext):
     message is then counted. A limit passed raises OtsInvalid out of the parser at once.
     """
 
-    def __init__(self, data: bytes, what: str, limit: int) -> None:
+    def __init__(self, data: bytes, what: str, limit: int, slack: tuple[int, int]) -> None:
         if len(data) > limit:
             raise OtsInvalid(f"{what} is longer than {limit} bytes", computed=len(data))
         super().__init__(data)
         self.what = what
         self.operations = 0
-        self.max_operations = min(MAX_OPERATIONS, 32 + len(data) // OPERATION_BYTES)
+        self.max_operations = slack[0] + len(data) // OPERATION_BYTES
         self.message_bytes = 0
-        self.max_message_bytes = 4096 + MESSAGE_FACTOR * len(data)
+        self.max_message_bytes = slack[1] + MESSAGE_FACTOR * len(data)
         self._nodes: set[int] = set()
 
     def read_bytes(self, expected_length: Any = None) -> bytes:
@@ -129,7 +136,7 @@ def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
     """The timestamp a calendar returned for `message`, within the bounds above. Raises OtsInvalid
     for anything else."""
     try:
-        ctx = _BoundedContext(body, "the calendar's answer", MAX_REPLY_BYTES)
+        ctx = _BoundedContext(body, "the calendar's answer", MAX_REPLY_BYTES, _REPLY_SLACK)
         stamp = Timestamp.deserialize(ctx, message, _recursion_limit=MAX_DEPTH)
         ctx.assert_eof()
     except RecursionLimitError:
@@ -156,7 +163,7 @@ def load_detached(data: bytes) -> DetachedTimestampFile:
     """
     try:
         return DetachedTimestampFile.deserialize(
-            _BoundedContext(data, "the proof", MAX_PROOF_BYTES)
+            _BoundedContext(data, "the proof", MAX_PROOF_BYTES, _PROOF_SLACK)
         )
     except RecursionLimitError:
         raise OtsInvalid(f"the proof is more than {MAX_DEPTH} deep") from None

@@ -90,12 +90,26 @@ def test_an_amplifying_calendar_reply_is_refused() -> None:
     assert peak_bytes(ots.parse_calendar_reply, DIGEST, data) < 64 * len(data)
 
 
+def bushy(siblings: int, hashes: int) -> Timestamp:
+    """`siblings` short branches of `hashes` sha256 each: about 3 bytes per operation."""
+    stamp = Timestamp(DIGEST)
+    for number in range(siblings):
+        node = stamp.ops.add(OpAppend(number.to_bytes(2, "big")))
+        for _ in range(hashes):
+            node = node.ops.add(OpSHA256())
+        node.attestations.add(PendingAttestation("c"))
+    return stamp
+
+
 def test_too_many_operations_for_the_size_are_refused() -> None:
     cheap = chain(200, append=2)  # 2.5 bytes per operation
     with pytest.raises(OtsInvalid, match="more operations than its size allows"):
-        ots.load_detached(detached_bytes(cheap))
-    with pytest.raises(OtsInvalid, match="more operations than its size allows"):
         ots.parse_calendar_reply(DIGEST, reply_bytes(cheap))
+    with pytest.raises(OtsInvalid, match="more operations than its size allows"):
+        ots.load_detached(detached_bytes(bushy(300, 5)))
+    assert peak_bytes(ots.load_detached, detached_bytes(bushy(300, 5))) < 200 * len(
+        detached_bytes(bushy(300, 5))
+    )
 
 
 def test_too_deep_a_proof_is_refused() -> None:
@@ -148,3 +162,23 @@ def test_a_calendar_planting_an_amplifying_reply_is_refused_and_recorded(
     ]
     assert attempt["kind"] == "ots_submit" and "more message bytes" in attempt["error"]
     assert not list((tmp_path / "ledger/stamps").glob("seals/*.json"))
+
+
+def edge_reply(calendar: int) -> bytes:
+    """A calendar answer as costly as the answer bounds allow (cheap operations up to the limit)."""
+    stamp = Timestamp(DIGEST)
+    node = stamp.ops.add(OpAppend(calendar.to_bytes(16, "big")))
+    for _ in range(36):
+        node = node.ops.add(OpSHA256())
+    node.attestations.add(PendingAttestation(f"https://c{calendar}.example"))
+    return reply_bytes(stamp)
+
+
+def test_a_proof_merged_from_answers_within_bounds_stays_within_bounds() -> None:
+    """What the stamper stores (the answers of up to 8 calendars, submit and upgrade) must load
+    again, or a calendar could make a seal's proof unusable for every later prove."""
+    stamp = Timestamp(DIGEST)
+    for calendar in range(ots.MAX_CALENDAR_ANSWERS):
+        stamp.merge(ots.parse_calendar_reply(DIGEST, edge_reply(calendar)))
+    summary = ots.summarize(ots.load_detached(ots.detached(stamp)).timestamp)
+    assert len(summary.pending) == ots.MAX_CALENDAR_ANSWERS
