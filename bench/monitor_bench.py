@@ -41,8 +41,8 @@ FLOOR = "import ledger.monitor, crovia_spider.cli.monitor_cmds, crovia_spider.cl
 class Base:
     """A published log of `leaves` entries under bench/results/."""
 
-    def __init__(self, leaves: int) -> None:
-        self.root = RESULTS / f"monitor_base_{leaves}"
+    def __init__(self, leaves: int, results: Path = RESULTS) -> None:
+        self.root = results / f"monitor_base_{leaves}"
         self.leaves = leaves
         self.ledger, self.pub, self.key = self.root / "ledger", self.root / "pub", self.root / "key"
 
@@ -98,9 +98,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leaves", type=int, default=1_000_000)
     parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where the logs are kept")
     args = parser.parse_args()
     print(f"load average at start: {load_average()}", flush=True)
-    big, small = Base(args.leaves), Base(args.small)
+    big, small = Base(args.leaves, args.results), Base(args.small, args.results)
     small.ensure()
     big.ensure()
     floor, _, _ = peak_rss([sys.executable, "-c", FLOOR])
