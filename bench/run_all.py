@@ -12,7 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ("ledger_bench.py", "crawl_bench.py", "tlog_bench.py")
+BENCHES = (
+    "ledger_bench.py",
+    "crawl_bench.py",
+    "tlog_bench.py",
+    "monitor_bench.py",
+    "verify_bench.py",
+)
 
 
 def main() -> int:

@@ -259,6 +259,14 @@ class EntryInvalid(VerificationError):
     check = "entry"
 
 
+class LogMisbehaved(VerificationError):
+    """A published log answered as no honest static server does: a redirect off its origin, an
+    answer over the size limit (declared, sent or decompressed), a broken compression, an HTTP
+    refusal, or too slowly for the monitor's deadline. The message names the file."""
+
+    check = "log_transport"
+
+
 class QuorumNotMet(VerificationError):
     """Fewer valid witness cosignatures on a checkpoint than the quorum asked for."""
 

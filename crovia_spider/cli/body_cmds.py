@@ -2,18 +2,26 @@
 
 Writes the kept body that the envelope's `object.fetch.body_sha256` cites (ledger/store/bodies.py)
 to stdout or `--out`, and exits 0 only if those bytes hash to that signed sha256; otherwise the
-bytes kept are still written and the command exits 1 naming the body (check `fetch_body`). `--out`
-never replaces an existing file unless `--force`. See docs/ledger.md.
+command exits 1 naming the body (check `fetch_body`) and writes nothing: the bytes are checked
+while they stream into a temporary file (in --out's directory, or spooled for stdout), which is
+renamed to --out, or copied to stdout, only on a match. Reading stops at the crawl's download
+limit (MAX_BODY_BYTES), so a swapped-in gzip bomb costs no more than that. `--out` never replaces
+an existing file unless `--force`, and never a key file (crovia_spider/cli/output.py). See
+docs/ledger.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import ledger_dir, require_ledger
+from crovia_spider.cli.output import check_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,12 +47,38 @@ def cmd_body(args: argparse.Namespace) -> int:
         digest = _cited_body(ledger.envelope_of(args.axiom_id), args.axiom_id)
     store = BodyStore(args.ledger_dir)
     if args.out is None:
-        store.copy_to(digest, sys.stdout.buffer)
+        with tempfile.SpooledTemporaryFile(max_size=1 << 20) as spool:
+            store.copy_to(digest, spool)  # checked before a byte reaches stdout
+            spool.seek(0)
+            shutil.copyfileobj(spool, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return EXIT_OK
-    with _open_out(args.out, args.force) as out:
-        store.copy_to(digest, out)
+    _write_checked(store, digest, args.out, args.force)
     return EXIT_OK
+
+
+def _write_checked(store: object, digest: object, path: Path, force: bool) -> None:
+    """Stream the body into a temporary file beside `path`; only if it matches, rename it to
+    `path` (a new file is linked exclusively, so a file appearing meanwhile is kept)."""
+    check_output(path, force=force)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            store.copy_to(digest, out)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # what open() would have made, not mkstemp's 0600
+        if force and os.path.lexists(path):
+            check_output(path, force=force)  # still not a key file
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                check_output(path, force=force)  # names the file
+                raise
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def _cited_body(envelope: dict, axiom_id: str) -> object:
@@ -54,12 +88,3 @@ def _cited_body(envelope: dict, axiom_id: str) -> object:
     if not isinstance(fetch, dict):
         raise CroviaError(f"{axiom_id} cites no fetched body (issued before fetch evidence)")
     return fetch.get("body_sha256")
-
-
-def _open_out(path: Path, force: bool):
-    from crovia_spider.exceptions import CroviaError
-
-    try:
-        return path.open("wb" if force else "xb")
-    except FileExistsError:
-        raise CroviaError(f"{path} exists: choose another --out, or add --force") from None

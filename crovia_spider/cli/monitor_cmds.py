@@ -23,8 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " hash), every changed tile, the consistency with the last verified size, and each new"
         " seal's roots. Key rotations published in rotations.json are followed (each record"
         " signed by both keys) from VKEY's key, old or new. Exit 1 on a fork, a rollback, a bad"
-        " tile, entry, seal or rotation, or a key with no signed hand-over from VKEY's; the state"
-        " file is then left as it was.",
+        " tile, entry, seal or rotation, a key with no signed hand-over from VKEY's, or a log that"
+        " misbehaves (a redirect off its origin, a missed deadline, an oversized answer); the"
+        " state file is then left as it was. Exit 2 only when the log cannot be reached.",
     )
     parser.add_argument("source", metavar="SOURCE", help="published directory or http(s) URL")
     parser.add_argument(
@@ -50,6 +51,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers", type=positive_int, default=2, help="verifying threads (default: 2)"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="the time this run may spend waiting on an http(s) log, all requests together"
+        " (default: %(default)g); a log that uses it up fails the check (exit 1)",
+    )
+    parser.add_argument(
+        "--proxy",
+        metavar="URL",
+        help="an http://host:port proxy to reach the log through; without it no proxy is used,"
+        " whatever the *_PROXY variables say",
+    )
     json_flag(parser)
     parser.set_defaults(handler=cmd_monitor)
 
@@ -61,7 +76,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     origin = Ed25519Verifier.from_vkey(args.vkey).name
     state = MonitorState.empty(origin) if args.state is None else load_state(args.state, origin)
     report, new_state = monitor(
-        open_source(args.source),
+        open_source(args.source, args.timeout, args.proxy),
         args.vkey,
         state,
         witnesses=args.witness,

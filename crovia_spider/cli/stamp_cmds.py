@@ -81,3 +81,8 @@ def _print(report, args: argparse.Namespace) -> None:
         )
     for failure in report.failures:
         print(f"  not kept ({failure['kind']}, retried next run): {failure['error']}")
+    if report.skipped:
+        print(
+            f"  {report.skipped} request(s) skipped: their TSA or calendar failed earlier"
+            " in this run"
+        )

@@ -15,6 +15,7 @@ from twisted.internet import reactor
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
+from crovia_spider.web.bounded import limited
 from ledger.monitor import Witness
 from ledger.tlog.witness import WitnessRefusal
 
@@ -85,7 +86,9 @@ def serve(witness: Witness, host: str, port: int) -> int:
 
     Prints one line naming the URL and the witness's verifier key once it listens.
     """
-    listening = reactor.listenTCP(port, Site(WitnessRoot(witness)), interface=host)
+    # a body over MAX_BODY gets 413 before it is read (crovia_spider/web/bounded.py)
+    site = Site(WitnessRoot(witness), requestFactory=limited(MAX_BODY))
+    listening = reactor.listenTCP(port, site, interface=host)
     address = listening.getHost()
     print(
         f"witness {witness.signer.name} listening on http://{address.host}:{address.port}/"

@@ -17,6 +17,8 @@ from urllib.parse import unquote_to_bytes
 
 from twisted.web import resource, server
 
+from crovia_spider.web.bounded import limited
+
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -108,7 +110,8 @@ def _content_type(path: Path) -> bytes:
 
 
 def site(root: Path) -> server.Site:
-    """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405)."""
-    web = server.Site(PublishedDirectory(root))
+    """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405; a
+    request with a body gets 413 before any of it is read: crovia_spider/web/bounded.py)."""
+    web = server.Site(PublishedDirectory(root), requestFactory=limited(0))  # no request bodies
     web.displayTracebacks = False
     return web

@@ -34,6 +34,7 @@ from ledger.exceptions import (
     NotPublished,
     QuorumNotMet,
     TileMalformed,
+    VerificationError,
 )
 from ledger.monitor.entries import check_entries
 from ledger.monitor.keys import LogKeys, log_keys, open_log_checkpoint
@@ -46,7 +47,7 @@ from ledger.tlog.cosignature import CosignatureVerifier
 from ledger.tlog.exceptions import ConsistencyProofInvalid
 from ledger.tlog.note import Ed25519Verifier, Note, verify_note
 from ledger.tlog.rfc6962 import consistency_proof, root_at, verify_consistency
-from ledger.tlog.tile_tree import GrownTree, TileHashes
+from ledger.tlog.tile_tree import StreamedTree, TileHashes, fold
 
 MAX_CHECKPOINT = 1 << 20
 MAX_TILE = tiles.TILE_WIDTH * tiles.HASH_SIZE
@@ -86,7 +87,14 @@ def monitor(
     if quorum > len(cosigners):
         raise LedgerError(f"a quorum of {quorum} needs at least {quorum} --witness keys")
     keys = log_keys(source, log)  # the pinned key and the signed hand-overs from it
-    checkpoint, note = open_log_checkpoint(source.get("checkpoint", MAX_CHECKPOINT), keys)
+    try:
+        checkpoint, note = open_log_checkpoint(source.get("checkpoint", MAX_CHECKPOINT), keys)
+    except VerificationError as exc:
+        if exc.args[0].startswith("checkpoint"):
+            raise
+        raise type(exc)(
+            f"checkpoint: {exc.args[0]}", expected=exc.expected, computed=exc.computed
+        ) from None
     signed = _check_quorum(note, cosigners, quorum)
     if checkpoint.size < state.size:
         raise LogRolledBack(
@@ -135,15 +143,19 @@ def _verified_tree(
     state: MonitorState,
     checkpoint: Checkpoint,
     workers: int,
-) -> GrownTree:
-    """The tree at the checkpoint's size, grown from verified entries; every changed tile, the
-    root and the consistency with the old root checked."""
+) -> StreamedTree:
+    """The tree at the checkpoint's size, grown from verified entries as they stream in: each
+    level-0 tile checked as its entries are, every other changed tile, the root and the
+    consistency with the old root checked. Memory does not grow with the increment but by 32
+    bytes per 256 entries (issue 19)."""
     start = state.size // tiles.TILE_WIDTH * tiles.TILE_WIDTH
-    leaves = _entry_hashes(source, keys, state.size, checkpoint.size, workers)
     below = TileHashes(checkpoint.size, lambda tile: _fetch_tile(source, tile))
-    tree = GrownTree(start, leaves, below)
+    sizes = _Sizes(state.size, checkpoint.size)
+    tops, partial = _stream_entries(source, keys, sizes, workers)
+    tree = StreamedTree(start, checkpoint.size, tops, partial, below, sizes.changed)
     for tile in tiles.changed_tiles(state.size, checkpoint.size):
-        _check_tile(tile, below.tile_hashes(tile), tree)
+        if tile.level:  # level 0 was checked while streaming
+            _check_tile(tile, below.tile_hashes(tile), tree, sizes)
     computed = root_at(checkpoint.size, tree)
     if computed != checkpoint.root:
         raise TileMalformed(
@@ -157,7 +169,27 @@ def _verified_tree(
     return tree
 
 
-def _check_consistency(state: MonitorState, checkpoint: Checkpoint, tree: GrownTree) -> None:
+@dataclass(frozen=True)
+class _Sizes:
+    """The sizes a run checks between, for its messages."""
+
+    old: int
+    new: int
+
+    def __str__(self) -> str:
+        return f"checking from size {self.old} to size {self.new}"
+
+    def changed(self, tile: tiles.Tile) -> TileMalformed:
+        return TileMalformed(f"{tile.path} ({_leaves(tile)}) changed between two reads, {self}")
+
+
+def _leaves(tile: tiles.Tile) -> str:
+    """The leaves a tile's hashes cover, `leaves A-B`."""
+    span = 1 << (tiles.TILE_HEIGHT * tile.level)
+    return f"leaves {tile.start * span}-{(tile.start + tile.width) * span - 1}"
+
+
+def _check_consistency(state: MonitorState, checkpoint: Checkpoint, tree: StreamedTree) -> None:
     proof = consistency_proof(state.size, checkpoint.size, tree)
     try:
         verify_consistency(state.size, checkpoint.size, state.root, checkpoint.root, proof)
@@ -170,35 +202,71 @@ def _check_consistency(state: MonitorState, checkpoint: Checkpoint, tree: GrownT
         ) from None
 
 
-def _check_tile(tile: tiles.Tile, published: list[bytes], tree: GrownTree) -> None:
+def _check_tile(
+    tile: tiles.Tile, published: Sequence[bytes], tree: StreamedTree, sizes: _Sizes
+) -> None:
+    """Every hash of `tile` (above level 0) must be what the verified tree holds there."""
+    span = 1 << (tiles.TILE_HEIGHT * tile.level)
     for offset, digest in enumerate(published):
         recomputed = tree.node(tiles.TILE_HEIGHT * tile.level, tile.start + offset)
         if digest != recomputed:
-            raise TileMalformed(
-                f"{tile.path} hash {offset} is not what the entries hash to",
-                expected=recomputed.hex(),
-                computed=digest.hex(),
-            )
+            raise _tile_mismatch(tile, offset, span, recomputed, digest, sizes)
 
 
-def _entry_hashes(
-    source: LogSource, keys: LogKeys, old: int, new: int, workers: int
-) -> list[bytes]:
-    """Leaf hashes of every entry in the bundles from the one holding leaf `old` to leaf `new`,
-    each from `old` on checked in full (under the key of its era); bundles are checked on
-    `workers` threads, a few ahead."""
-    hashes: list[bytes] = []
-    pending: deque[Future[list[bytes]]] = deque()
+def _tile_mismatch(
+    tile: tiles.Tile, offset: int, span: int, recomputed: bytes, digest: bytes, sizes: _Sizes
+) -> TileMalformed:
+    first = (tile.start + offset) * span
+    what = f"leaf {first}" if span == 1 else f"leaves {first}-{first + span - 1}"
+    return TileMalformed(
+        f"{tile.path} ({_leaves(tile)}) hash {offset} ({what}) is not what the entries hash"
+        f" to, {sizes}",
+        expected=recomputed.hex(),
+        computed=digest.hex(),
+    )
+
+
+def _check_leaf_tile(
+    source: LogSource, tile: tiles.Tile, recomputed: list[bytes], sizes: _Sizes
+) -> None:
+    published = tiles.decode_hashes(_fetch_tile(source, tile), tile)
+    for offset, (digest, mine) in enumerate(zip(published, recomputed, strict=True)):
+        if digest != mine:
+            raise _tile_mismatch(tile, offset, 1, mine, digest, sizes)
+
+
+def _stream_entries(
+    source: LogSource, keys: LogKeys, sizes: _Sizes, workers: int
+) -> tuple[list[bytes], list[bytes]]:
+    """Check the entries of the bundles from the one holding leaf `sizes.old` to leaf
+    `sizes.new` (each from `sizes.old` on in full; bundles on `workers` threads, a few ahead),
+    and each level-0 tile against their leaf hashes as they come. Returns the roots of the full
+    level-0 tiles and the leaf hashes of the partial one at the end (if any): nothing else is
+    kept."""
+    tops: list[bytes] = []
+    partial: list[bytes] = []
+    pending: deque[tuple[tiles.Tile, Future[list[bytes]]]] = deque()
+
+    def settle() -> None:
+        nonlocal partial
+        tile, future = pending.popleft()
+        hashes = future.result()
+        _check_leaf_tile(source, tile, hashes, sizes)
+        if tile.width == tiles.TILE_WIDTH:
+            tops.append(fold(hashes))
+        else:
+            partial = hashes
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for index in range(old // tiles.TILE_WIDTH, -(-new // tiles.TILE_WIDTH)):
-            tile = tiles.tile_for(0, index, new)
+        for index in range(sizes.old // tiles.TILE_WIDTH, -(-sizes.new // tiles.TILE_WIDTH)):
+            tile = tiles.tile_for(0, index, sizes.new)
             entries = tiles.decode_bundle(_fetch(source, tile.entries_path, MAX_BUNDLE), tile)
-            pending.append(pool.submit(check_entries, entries, tile.start, old, keys))
+            pending.append((tile, pool.submit(check_entries, entries, tile.start, sizes.old, keys)))
             while len(pending) > 2 * workers:
-                hashes += pending.popleft().result()
+                settle()
         while pending:
-            hashes += pending.popleft().result()
-    return hashes
+            settle()
+    return tops, partial
 
 
 def _fetch_tile(source: LogSource, tile: tiles.Tile) -> bytes:

@@ -5,6 +5,11 @@ roots the user pinned when given. An OpenTimestamps proof is checked up to its a
 must start at the seal digest, and the receipt's claims must be exactly what the proof attests; a
 Bitcoin attestation is checked against block headers the user gives. A bad stamp raises
 Rfc3161Invalid or OtsInvalid; a missing one is no error.
+
+The stamp libraries (cryptography's x509, rfc3161-client, pyasn1-modules, opentimestamps,
+python-bitcoinlib) load only when a receipt carries what needs them: verifying a receipt without
+stamps imports none of them (issue 19: `crovia verify` starts fast; tests/ledger/receipt/
+test_verify_imports.py holds it).
 """
 
 from __future__ import annotations
@@ -17,16 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bitcoin.core import CBlockHeader
-from cryptography import x509
-from opentimestamps.core.notary import BitcoinBlockHeaderAttestation
-from opentimestamps.core.op import OpSHA256
-
 from ledger.exceptions import LedgerError, OtsInvalid, Rfc3161Invalid
-from ledger.stamps import ots, seal_digest, stamped_bytes
-from ledger.stamps.anchor import bitcoin_claims
+from ledger.stamps import seal_digest, stamped_bytes
 
-if TYPE_CHECKING:  # the CMS modules load only for a receipt that carries a token
+if TYPE_CHECKING:  # the stamp libraries load only for a receipt that carries a stamp
+    from cryptography import x509
+
+    from ledger.stamps import ots
     from ledger.stamps.tst import TokenFacts
 
 
@@ -57,6 +59,10 @@ class StampVerdict:
 def load_roots(paths: Sequence[Path]) -> list[x509.Certificate]:
     """The PEM certificates in `paths` (each file may hold several). Raises LedgerError (usage)."""
     roots: list[x509.Certificate] = []
+    if not paths:
+        return roots
+    from cryptography import x509
+
     for path in paths:
         try:
             roots += x509.load_pem_x509_certificates(Path(path).read_bytes())
@@ -101,10 +107,13 @@ def verify_stamps(
 
 
 def _tokens(receipt: Mapping[str, Any], roots: Sequence[x509.Certificate]):
+    entries = receipt.get("rfc3161_timestamps", ())
+    if not entries:
+        return
     from ledger.stamps.tst import check_token
 
     data = stamped_bytes(receipt["seal"])
-    for number, entry in enumerate(receipt.get("rfc3161_timestamps", ())):
+    for number, entry in enumerate(entries):
         where = f"rfc3161_timestamps[{number}] from {entry['tsa_url']}"
         try:
             facts = check_token(_b64(entry["token_base64"], Rfc3161Invalid), data, roots)
@@ -122,6 +131,11 @@ def _tokens(receipt: Mapping[str, Any], roots: Sequence[x509.Certificate]):
 
 
 def _proof(seal: Mapping[str, Any], anchor: Mapping[str, Any]) -> ots.ProofSummary:
+    from opentimestamps.core.op import OpSHA256
+
+    from ledger.stamps import ots
+    from ledger.stamps.anchor import bitcoin_claims
+
     detached = ots.load_detached(_b64(anchor["ots_proof_base64"], OtsInvalid))
     expected = seal_digest(seal).hex()
     if not isinstance(detached.file_hash_op, OpSHA256) or detached.file_digest.hex() != expected:
@@ -150,6 +164,9 @@ def _bitcoin_times(summary: ots.ProofSummary, headers: Sequence[bytes]) -> list[
     """Block times of the Bitcoin claims that a given header confirms; none given, none checked."""
     if not headers:
         return []
+    from bitcoin.core import CBlockHeader
+    from opentimestamps.core.notary import BitcoinBlockHeaderAttestation
+
     parsed = [CBlockHeader.deserialize(h) for h in headers]
     times = []
     for claim in summary.bitcoin:

@@ -3,7 +3,9 @@ stamp, check each answer, keep what passes, record what fails.
 
 HTTP is injected (`Transport`: `crovia_spider/stamp_http.py` in production, with a bounded
 timeout), so this module stays pure. A TSA or calendar that is down, slow or wrong costs one
-recorded attempt and never stops the run: the next run asks again.
+recorded attempt and never stops the run: it is not asked again in the same run (so one that
+hangs costs at most one timeout per run, however many seals wait; the seals it skips are counted
+in `skipped`), and the next run asks again.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class StampReport:
     submitted: int = 0
     upgraded: int = 0
     still_pending: int = 0
+    skipped: int = 0  # requests not made: their TSA or calendar failed earlier in the run
     failures: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -58,6 +61,17 @@ class Stamper:
 
     def __post_init__(self) -> None:
         self.store = StampStore(self.ledger_dir)
+        self._failed_urls: set[str] = set()  # not asked again in this run
+
+    def _ask(self, urls: Iterable[str]) -> list[str]:
+        """`urls` without those that failed in this run (each skipped one counted)."""
+        asking = []
+        for url in urls:
+            if url in self._failed_urls:
+                self.report.skipped += 1
+            else:
+                asking.append(url)
+        return asking
 
     def stamp(self, seals: Iterable[Mapping[str, Any]]) -> StampReport:
         """Ask for every missing RFC 3161 token and OpenTimestamps submission of `seals`."""
@@ -82,7 +96,7 @@ class Stamper:
         have = {token["tsa_url"] for token in record["rfc3161"]}
         data = stamped_bytes(seal)
         kept = False
-        for url in (u for u in self.tsa_urls if u not in have):
+        for url in self._ask(u for u in self.tsa_urls if u not in have):
             request = rfc3161.new_request(data)
             try:
                 reply = self.transport.post(
@@ -109,7 +123,7 @@ class Stamper:
         digest = seal_digest(seal)
         stamp = _proof(proof) if proof else Timestamp(digest)
         kept = []
-        for url in (u for u in self.calendars if u not in asked):
+        for url in self._ask(u for u in self.calendars if u not in asked):
             try:
                 body = self.transport.post(
                     _join(url, "digest"), digest, content_type=OTS_TYPE, accept=OTS_TYPE
@@ -134,6 +148,8 @@ class Stamper:
         kept = False
         for commitment, url in ots.pending_commitments(stamp):
             if url not in self.calendars:  # only calendars the operator named are asked
+                continue
+            if not self._ask([url]):
                 continue
             try:
                 body = self.transport.get(
@@ -165,6 +181,7 @@ class Stamper:
         }
         self.store.record_attempt(attempt)
         self.report.failures.append(attempt)
+        self._failed_urls.add(url)
 
 
 def _proof(record: Mapping[str, Any]) -> Timestamp:

@@ -9,7 +9,7 @@ never the audit, publish or monitor rooms. Exports what the rest of the project 
 
 from __future__ import annotations
 
-from ledger.store.bodies import BodyStore, check_cited
+from ledger.store.bodies import MAX_BODY_BYTES, BodyStore, check_cited
 from ledger.store.find import find_leaves, parse_since
 from ledger.store.index import IndexEntry, Versions, identity_digest
 from ledger.store.ledger import LEDGER_FILE, Ledger
@@ -26,6 +26,7 @@ from ledger.store.tree import FileNodeStore, MemoryFrontier
 
 __all__ = [
     "LEDGER_FILE",
+    "MAX_BODY_BYTES",
     "ROTATIONS_FILE",
     "RUNS_FILE",
     "SEALS_FILE",

@@ -28,6 +28,9 @@ from ledger.jsonl import fsync_dir
 BODIES_DIR = "bodies"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20
+# The crawl's download limit (crovia_spider/settings.py DOWNLOAD_MAXSIZE; a test holds them equal):
+# no kept body is longer, so reading stops there (a swapped-in gzip bomb is refused, not inflated).
+MAX_BODY_BYTES = 16 * 1024 * 1024
 # Level 6 is zlib's default: nearly level 9's size on feed XML, at a fraction of its time.
 _LEVEL = 6
 
@@ -67,15 +70,23 @@ class BodyStore:
         fsync_dir(path.parent)
         return digest
 
-    def copy_to(self, digest: object, out: BinaryIO) -> None:
+    def copy_to(self, digest: object, out: BinaryIO, max_size: int = MAX_BODY_BYTES) -> None:
         """Write the body named `digest` to `out` as it is kept, then raise BodyMismatch if it is
-        missing, unreadable or hashes to another sha256. Errors writing `out` propagate."""
+        missing, unreadable, longer than `max_size` bytes (reading stops there) or hashes to
+        another sha256. `out` may hold part of a body that fails: a caller that must not show it
+        writes to a temporary file first (`crovia body`). Errors writing `out` propagate."""
         path = self.path(digest)
         hasher = hashlib.sha256()
         if not path.is_file():
             raise BodyMismatch(f"body {digest} is missing", expected=digest)
+        size = 0
         with gzip.open(path, "rb") as src:
-            while chunk := _read(src, digest):
+            while chunk := _read(src, digest, min(_CHUNK, max_size + 1 - size)):
+                size += len(chunk)
+                if size > max_size:
+                    raise BodyMismatch(
+                        f"body {digest} is longer than the {max_size}-byte limit", expected=digest
+                    )
                 hasher.update(chunk)
                 out.write(chunk)
         computed = hasher.hexdigest()
@@ -135,9 +146,9 @@ class _Discard(io.RawIOBase):
 _DISCARD = _Discard()
 
 
-def _read(src: gzip.GzipFile, digest: str) -> bytes:
+def _read(src: gzip.GzipFile, digest: str, size: int = _CHUNK) -> bytes:
     try:
-        return src.read(_CHUNK)
+        return src.read(size)
     except (OSError, EOFError, zlib.error) as exc:  # a bad gzip header is an OSError
         raise BodyMismatch(f"body {digest} is unreadable ({exc})", expected=digest) from None
 

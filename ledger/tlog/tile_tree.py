@@ -33,6 +33,10 @@ class TileHashes:
         offset = first % TILE_WIDTH
         return fold(hashes[offset : offset + (1 << height)])
 
+    def read(self, tile: Tile) -> bytes:
+        """The bytes of `tile` read afresh (not kept)."""
+        return self._read(tile)
+
     def tile_hashes(self, tile: Tile) -> list[bytes]:
         """The hashes of `tile` (read and length-checked once)."""
         if tile not in self._tiles:
@@ -85,3 +89,74 @@ def fold(hashes: Sequence[bytes]) -> bytes:
     while len(level) > 1:
         level = [node_hash(level[i], level[i + 1]) for i in range(0, len(level), 2)]
     return level[0]
+
+
+class StreamedTree:
+    """The tree of `size` leaves as a monitor verified it while streaming (ledger/monitor/
+    follow.py): the complete nodes before `start` come from `below`'s tiles, those from `start` on
+    at tile height (level 8) and above from `tops`, the roots of the full level-0 tiles the
+    caller recomputed from entries, and the nodes under tile height from the level-0 tiles again.
+
+    A re-read level-0 tile must fold to the root recomputed for it (else `changed` is raised, so a
+    server cannot answer differently the second time); the partial tile at the end is the one
+    the caller recomputed (`partial`). Memory: 32 bytes and a little per 256 leaves, and at most
+    `cached` level-0 tiles, whatever the size. `start` is a multiple of 256.
+    """
+
+    def __init__(
+        self,
+        start: int,
+        size: int,
+        tops: Sequence[bytes],
+        partial: Sequence[bytes],
+        below: TileHashes,
+        changed: Callable[[Tile], Exception],
+        cached: int = 16,
+    ) -> None:
+        if start % TILE_WIDTH:
+            raise ValueError(f"the streamed part starts on a tile boundary, not at {start}")
+        self.start, self.size = start, size
+        self._below, self._changed, self._cached = below, changed, cached
+        self._partial = list(partial)
+        self._levels: list[list[bytes]] = [list(tops)]
+        self._first = start // TILE_WIDTH  # index of tops[0] among level-0 tiles
+        self._leaf_tiles: dict[int, list[bytes]] = {}
+
+    def node(self, level: int, index: int) -> bytes:
+        """Complete node `index` at `level`; LookupError when the tree has no such node."""
+        low, high = index << level, (index + 1) << level
+        if level < 0 or index < 0 or high > self.size:
+            raise LookupError(f"no complete node {level}/{index} in a tree of {self.size}")
+        if high <= self.start:
+            return self._below.node(level, index)
+        if level < TILE_HEIGHT:
+            hashes = self._leaf_tile(low // TILE_WIDTH)
+            offset = low % TILE_WIDTH
+            return fold(hashes[offset : offset + (1 << level)])
+        if low < self.start:  # straddles the start: only above tile height
+            return node_hash(self.node(level - 1, 2 * index), self.node(level - 1, 2 * index + 1))
+        first = -(-self._first >> (level - TILE_HEIGHT))
+        return self._level(level - TILE_HEIGHT)[index - first]
+
+    def _level(self, level: int) -> list[bytes]:
+        while len(self._levels) <= level:
+            below = len(self._levels) - 1
+            nodes, first = self._levels[below], -(-self._first >> below)
+            skip = 2 * -(-self._first >> (below + 1)) - first
+            self._levels.append(
+                [node_hash(nodes[i], nodes[i + 1]) for i in range(skip, len(nodes) - 1, 2)]
+            )
+        return self._levels[level]
+
+    def _leaf_tile(self, index: int) -> list[bytes]:
+        if (index + 1) * TILE_WIDTH > self.size:
+            return self._partial
+        if index not in self._leaf_tiles:
+            tile = tile_for(0, index, self.size)
+            hashes = decode_hashes(self._below.read(tile), tile)
+            if fold(hashes) != self._levels[0][index - self._first]:
+                raise self._changed(tile)
+            if len(self._leaf_tiles) >= self._cached:
+                del self._leaf_tiles[next(iter(self._leaf_tiles))]
+            self._leaf_tiles[index] = hashes
+        return self._leaf_tiles[index]

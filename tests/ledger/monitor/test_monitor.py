@@ -110,7 +110,11 @@ def test_a_changed_tile_fails_naming_it(log: Log, seen) -> None:
     data = bytearray(tile.read_bytes())
     data[40] ^= 1
     tile.write_bytes(bytes(data))
-    with pytest.raises(TileMalformed, match=r"tile/0/001\.p/144 hash 1 is not what the entries"):
+    with pytest.raises(
+        TileMalformed,
+        match=r"tile/0/001\.p/144 \(leaves 256-399\) hash 1 \(leaf 257\) is not what the entries"
+        r" hash to, checking from size 300 to size 400",
+    ):
         run(log, seen)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.exceptions import LedgerLocked, NotPublished, SourceUnavailable
+from ledger.exceptions import LedgerLocked, LogMisbehaved, NotPublished, SourceUnavailable
 from ledger.monitor import DirectorySource, HttpSource, open_source
 from ledger.publish import PublishDir
 from tests.feedserver import FeedServer, Reply
@@ -57,7 +57,7 @@ def test_directory_source(tmp_path: Path) -> None:
     source = open_source(str(tmp_path))
     assert isinstance(source, DirectorySource)
     assert source.get("tile/0/000", 64) == b"x" * 64
-    with pytest.raises(SourceUnavailable, match="longer than 63"):
+    with pytest.raises(LogMisbehaved, match="longer than 63"):
         source.get("tile/0/000", 63)
     with pytest.raises(NotPublished):
         source.get("checkpoint", 100)
@@ -81,7 +81,7 @@ def test_http_source_plain_gzip_missing_and_failing(tmp_path: Path) -> None:
             source.get("tile/0/001", 100)
         with pytest.raises(SourceUnavailable, match="HTTP 503"):
             source.get("tile/0/000.p/1", 100)
-        with pytest.raises(SourceUnavailable, match="longer than 5"):
+        with pytest.raises(LogMisbehaved, match="declares 14 bytes, more than 5"):
             source.get("checkpoint", 5)
         sent = server.requests_for("/checkpoint")[0].headers
         assert "gzip" in sent["accept-encoding"]

@@ -197,3 +197,57 @@ def test_crovia_body_of_an_envelope_without_fetch_evidence_is_a_usage_error(tmp_
 def test_crovia_body_of_an_unknown_axiom_is_a_usage_error(kept, capsys):
     directory, _, _ = kept
     assert main(["body", "axm_" + "0" * 64, "--ledger-dir", str(directory)]) == 2
+
+
+# -- issue 19 obs 9: checked while streaming, renamed only on a match, capped ----------------------
+
+
+def test_a_swapped_body_leaves_no_output_file(kept, tmp_path, capsys):
+    directory, ids, _ = kept
+    BodyStore(directory).path(sha(FEED)).write_bytes(gzip.compress(b"not what was served"))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["body", ids[1], "--ledger-dir", str(directory), "--out", str(out / "b")]) == 1
+    assert "check fetch_body failed" in capsys.readouterr().err
+    assert list(out.iterdir()) == []  # no output file, no temporary file left behind
+
+
+def test_a_swapped_body_leaves_an_existing_file_as_it_was_even_with_force(kept, tmp_path):
+    directory, ids, _ = kept
+    BodyStore(directory).path(sha(FEED)).write_bytes(gzip.compress(b"not what was served"))
+    out = tmp_path / "body.xml"
+    out.write_bytes(b"mine")
+    argv = ["body", ids[1], "--ledger-dir", str(directory), "--out", str(out), "--force"]
+    assert main(argv) == 1
+    assert out.read_bytes() == b"mine"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_swapped_body_writes_nothing_to_stdout(kept, capsysbinary):
+    directory, ids, _ = kept
+    BodyStore(directory).path(sha(FEED)).write_bytes(gzip.compress(b"not what was served"))
+    assert main(["body", ids[1], "--ledger-dir", str(directory)]) == 1
+    assert capsysbinary.readouterr().out == b""
+
+
+def test_a_gzip_bomb_stops_at_the_download_limit(kept, tmp_path, capsys):
+    from crovia_spider.settings import DOWNLOAD_MAXSIZE
+    from ledger.store import MAX_BODY_BYTES
+
+    assert MAX_BODY_BYTES == DOWNLOAD_MAXSIZE  # the crawl never kept a longer body
+    directory, ids, _ = kept
+    bomb = gzip.compress(b"\x00" * (MAX_BODY_BYTES * 4), compresslevel=9)
+    BodyStore(directory).path(sha(FEED)).write_bytes(bomb)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["body", ids[1], "--ledger-dir", str(directory), "--out", str(out / "b")]) == 1
+    err = capsys.readouterr().err
+    assert f"longer than the {MAX_BODY_BYTES}-byte limit" in err
+    assert list(out.iterdir()) == []
+
+
+def test_copy_to_stops_at_its_limit_without_reading_the_rest(tmp_path):
+    store = BodyStore(tmp_path)
+    digest = store.put(FEED)
+    with pytest.raises(BodyMismatch, match="longer than the 10-byte limit"):
+        store.copy_to(digest, __import__("io").BytesIO(), max_size=10)

@@ -1,0 +1,121 @@
+"""The monitor's memory: a first run over a whole log must not hold the increment (issue 19).
+
+    .venv/bin/python bench/monitor_bench.py [--leaves 1000000] [--small 1000]
+
+Prints the peak RSS (GNU time's %M) of `crovia monitor DIR --vkey ...` with no state (a
+first run, every entry checked) over a --leaves log and over a --small one, and of a process that
+only imports what the monitor imports (the floor), with the growth per entry between the two logs.
+Goal: at most 100 MB at 1,000,000 entries. The logs are built once (every leaf really signed,
+sealed every 100,000 leaves, published as tlog tiles, bundles and seals, without receipts) and kept
+in bench/results/monitor_base_<N>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
+from ledger.publish import publish  # noqa: E402
+from ledger.store import Ledger, default_origin, note_verifier_key  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from ledger_bench import load_average  # noqa: E402
+from tlog_bench import BUILD_BATCH, envelopes  # noqa: E402
+
+CROVIA = [sys.executable, "-m", "crovia_spider"]
+RESULTS = ROOT / "bench" / "results"
+SEAL_EVERY = 100_000
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
+FLOOR = "import ledger.monitor, crovia_spider.cli.monitor_cmds, crovia_spider.cli"
+
+
+class Base:
+    """A published log of `leaves` entries under bench/results/."""
+
+    def __init__(self, leaves: int, results: Path = RESULTS) -> None:
+        self.root = results / f"monitor_base_{leaves}"
+        self.leaves = leaves
+        self.ledger, self.pub, self.key = self.root / "ledger", self.root / "pub", self.root / "key"
+
+    @property
+    def vkey(self) -> str:
+        public = bytes(load_signing_key(self.key).verify_key)
+        return note_verifier_key(public, default_origin(public))
+
+    def ensure(self) -> None:
+        if (self.root / "built").exists():
+            return
+        started = time.perf_counter()
+        if self.root.exists():
+            subprocess.run(["rm", "-rf", str(self.root)], check=True)
+        self.root.mkdir(parents=True)
+        key = generate_signing_key(self.key)
+        with Ledger.open(self.ledger, signing_key=key) as ledger:
+            for offset in range(0, self.leaves, BUILD_BATCH):
+                ledger.issue(envelopes(offset, min(BUILD_BATCH, self.leaves - offset)))
+                if ledger.leaf_count % SEAL_EVERY == 0 or ledger.leaf_count == self.leaves:
+                    ledger.seal(run_id="bench_base")
+        publish(self.ledger, self.pub)
+        (self.root / "built").write_text(f"{time.perf_counter() - started:.0f} s\n")
+        print(f"   (built the {self.leaves}-leaf log in {time.perf_counter() - started:.0f} s)")
+
+
+def peak_rss(args: list[str]) -> tuple[float, float, str]:
+    """Peak RSS (MB) and wall seconds of `args`, and its output. GNU time's %M: wait4's ru_maxrss
+    of a child forked from this process would count the pages it shared with it before exec."""
+    started = time.perf_counter()
+    with tempfile.NamedTemporaryFile("r") as report:
+        done = subprocess.run(
+            [TIME, "-f", "%M", "-o", report.name, *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(args[:4])} failed:\n{done.stdout[-2000:]}")
+        kib = int(report.read().split()[-1])
+    return kib / 1024, time.perf_counter() - started, done.stdout
+
+
+def first_run(base: Base) -> tuple[float, float]:
+    rss, seconds, output = peak_rss([*CROVIA, "monitor", str(base.pub), "--vkey", base.vkey])
+    if f"size {base.leaves}: +{base.leaves} entries verified" not in output:
+        raise SystemExit(f"unexpected monitor output: {output}")
+    return rss, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leaves", type=int, default=1_000_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where the logs are kept")
+    args = parser.parse_args()
+    print(f"load average at start: {load_average()}", flush=True)
+    big, small = Base(args.leaves, args.results), Base(args.small, args.results)
+    small.ensure()
+    big.ensure()
+    floor, _, _ = peak_rss([sys.executable, "-c", FLOOR])
+    small_rss, _ = first_run(small)
+    big_rss, seconds = first_run(big)
+    growth = (big_rss - small_rss) * (1 << 20) / (args.leaves - args.small)
+    print(
+        f"monitor first run over {args.leaves} entries: peak RSS {big_rss:.0f} MB"
+        f" (goal <= 100 MB; {'met' if big_rss <= 100 else 'NOT met'}), {seconds:.0f} s;"
+        f" over {args.small}: {small_rss:.0f} MB; imports alone: {floor:.0f} MB;"
+        f" growth {growth:.1f} bytes per entry"
+    )
+    print(f"load average at end: {load_average()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
