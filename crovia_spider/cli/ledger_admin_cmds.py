@@ -102,6 +102,7 @@ def _add_reindex(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
+    from ledger.exceptions import EmptyLedger
     from ledger.keys import load_signing_key
     from ledger.store import Ledger
 
@@ -112,7 +113,16 @@ def cmd_seal(args: argparse.Namespace) -> int:
         args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin
     ) as ledger:
         before = ledger.last_seal()
-        seal = ledger.seal(run_id=args.run_id)
+        try:
+            seal = ledger.seal(run_id=args.run_id)
+        except EmptyLedger:  # nothing to do is not an error (an offline crawl issued nothing)
+            seal = None
+    if seal is None:
+        if args.json:
+            print_json({"new_seal": False, "seal": None})
+        else:
+            print(f"nothing to seal: the ledger at {args.ledger_dir} has no leaves yet")
+        return EXIT_OK
     fresh = seal is not before
     if args.json:
         print_json({"new_seal": fresh, "seal": seal})
