@@ -16,7 +16,6 @@ A misspelt command or choice gets "did you mean ...?".
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import logging
 import os
@@ -26,6 +25,7 @@ import typing
 
 from crovia_spider import __version__
 from crovia_spider.cli.ledger_args import print_json
+from crovia_spider.suggest import did_you_mean
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -36,6 +36,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.find_cmds",
     "crovia_spider.cli.body_cmds",
+    "crovia_spider.cli.crawl_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
     "crovia_spider.cli.publish_cmds",
@@ -73,12 +74,6 @@ def _suggestion(message: str) -> str:
     if not found:
         return ""
     return did_you_mean(found["given"], re.findall(r"'([^']*)'", found["known"]))
-
-
-def did_you_mean(given: str, known: typing.Iterable[str]) -> str:
-    """ "; did you mean 'X'?" naming the closest of `known` to `given`, or "" if none is close."""
-    close = difflib.get_close_matches(given, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
