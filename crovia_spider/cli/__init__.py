@@ -101,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{exc.usage}{exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(
+    logging.basicConfig(  # Scrapy's format: a crawl's and the scheduler's lines read alike
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S",
     )
     code = EXIT_OK
     try:
