@@ -60,7 +60,7 @@ Cosigner = Callable[[bytes, int, int, Callable[[int], list[bytes]]], list[NoteSi
 class PublishReport:
     """What one publish did."""
 
-    previous_size: int
+    previous_size: int  # the size published before (with --full: the size it replaced)
     size: int
     written: tuple[str, ...]  # paths written, the checkpoint last
     cosignatures: int
@@ -131,13 +131,14 @@ def publish(
             if old is not None and old.size == new.size:
                 return PublishReport(old.size, new.size, (), 0)
             old_size = 0 if old is None else old.size
+            replaced = _published_size(out) if full else old_size
             context = PublishContext(ledger_dir, out, nodes, index, old_size, new.size, new)
             for writer in writers:
                 writer(context)
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)
             note = parse_note(stored.note)
             out.write(CHECKPOINT, Note(note.text, (*note.signatures, *cosignatures)).to_bytes())
-            return PublishReport(old_size, new.size, tuple(out.written), len(cosignatures))
+            return PublishReport(replaced, new.size, tuple(out.written), len(cosignatures))
         finally:
             nodes.close()
             index.close()
@@ -164,6 +165,16 @@ def _check_ledger_root(nodes: FileNodeStore, checkpoint: Checkpoint) -> None:
             f"the stored Merkle nodes do not give the checkpoint's root at size {checkpoint.size}:"
             " run `crovia reindex`"
         )
+
+
+def _published_size(out: PublishDir) -> int:
+    """The size of the checkpoint `out` holds, whatever its log; 0 when none can be read (what a
+    --full publish replaced, for its report)."""
+    data = out.read(CHECKPOINT)
+    try:
+        return 0 if data is None else parse_checkpoint(parse_note(data).text).size
+    except TlogCheckFailed:
+        return 0
 
 
 def _published(out: PublishDir, nodes: FileNodeStore, new: Checkpoint) -> Checkpoint | None:
