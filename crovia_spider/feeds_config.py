@@ -97,9 +97,9 @@ def feeds_for_spider(
     if vendor is not None:
         wanted = _patterns(vendor)
         check_vendor_ids(feeds, wanted, spider)
-        chosen = [f for f in own if f.vendor in wanted or (f.enabled and _matches(f, wanted))]
+        chosen = [f for f in own if f.vendor in wanted or (f.enabled and matches(f, wanted))]
     if skip is not None:
-        chosen = [f for f in chosen if not _matches(f, _patterns(skip))]
+        chosen = [f for f in chosen if not matches(f, _patterns(skip))]
     if not chosen:
         once = f" once {skip!r} is skipped" if skip else ""
         if vendor is None:
@@ -114,7 +114,7 @@ def check_vendor_ids(feeds: list[FeedConfig], wanted: list[str], spider: str | N
     crawl openai alone."""
     ids = [f.vendor for f in feeds if spider is None or f.spider == spider]
     for name in wanted:
-        if _is_pattern(name) or name in ids:
+        if is_pattern(name) or name in ids:
             continue
         other = next((f.spider for f in feeds if f.vendor == name), None)
         where = f" for spider {spider!r}" if spider else ""
@@ -123,7 +123,8 @@ def check_vendor_ids(feeds: list[FeedConfig], wanted: list[str], spider: str | N
         raise ConfigError(f"no feed with vendor {name!r}{where}{did_you_mean(name, ids)}")
 
 
-def _is_pattern(text: str) -> bool:
+def is_pattern(text: str) -> bool:
+    """True when `text` is a shell pattern (`arxiv_*`), not a plain vendor id."""
     return any(ch in text for ch in "*?[")
 
 
@@ -131,7 +132,8 @@ def _patterns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _matches(feed: FeedConfig, patterns: list[str]) -> bool:
+def matches(feed: FeedConfig, patterns: list[str]) -> bool:
+    """True when the feed's vendor id matches one of the shell `patterns`."""
     return any(fnmatch.fnmatchcase(feed.vendor, pattern) for pattern in patterns)
 
 

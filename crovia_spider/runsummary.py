@@ -16,6 +16,7 @@ new, 0 updated, 0 dropped, 0 duplicate; sealed 12 leaves (root 3f2a...)`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +34,7 @@ def log_summary(
     record: dict[str, Any],
     *,
     seal: str = "",
-    streaks: list[tuple[str, int, str]] = (),  # type: ignore[assignment]
+    streaks: Sequence[tuple[str, int, str]] = (),
 ) -> list[str]:
     """Log the summary of `run` (see the module docstring); return the SUMMARY lines logged.
 
@@ -109,7 +110,7 @@ def _group_line(group: list[FeedOutcome]) -> str:
     )
 
 
-def _streak_line(streaks: list[tuple[str, int, str]]) -> str:
+def _streak_line(streaks: Sequence[tuple[str, int, str]]) -> str:
     parts = [f"{vendor}: failed {count} crawls in a row since {since}"
              for vendor, count, since in streaks]  # fmt: skip
     shown = "; ".join(parts[:EXAMPLES])

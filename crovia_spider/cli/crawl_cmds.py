@@ -80,7 +80,7 @@ def plan(
 ) -> list[tuple[str, list[str]]]:
     """(spider, vendor ids and patterns for it) for each crawl to run, in order."""
     from crovia_spider.exceptions import ConfigError
-    from crovia_spider.feeds_config import DEFAULT_SPIDER, _is_pattern, _matches, load_feeds
+    from crovia_spider.feeds_config import DEFAULT_SPIDER, is_pattern, load_feeds, matches
 
     if spider is not None:
         return [(spider, vendors)]
@@ -89,16 +89,16 @@ def plan(
     except ConfigError:
         return [(DEFAULT_SPIDER, vendors)]  # the crawl reports the file's fault, as scrapy's would
     ids = {feed.vendor for feed in feeds}
-    if any(not _is_pattern(name) and name not in ids for name in vendors):
+    if any(not is_pattern(name) and name not in ids for name in vendors):
         return [(DEFAULT_SPIDER, vendors)]  # refused with a suggestion by the spider
-    patterns = [name for name in vendors if _is_pattern(name)]
+    patterns = [name for name in vendors if is_pattern(name)]
     order: dict[str, list[str]] = {}
     for feed in feeds:
         if vendors:
-            chosen = feed.vendor in vendors or (feed.enabled and _matches(feed, patterns))
+            chosen = feed.vendor in vendors or (feed.enabled and matches(feed, patterns))
         else:
             chosen = feed.enabled
-        if chosen and not _matches(feed, skip):
+        if chosen and not matches(feed, skip):
             names = order.setdefault(feed.spider, [])
             if feed.vendor in vendors:
                 names.append(feed.vendor)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import typing
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.options import path_default
+
+if typing.TYPE_CHECKING:
+    from crovia_spider.feeds_config import FeedConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -109,7 +113,7 @@ def list_feeds(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _health(feed: object, entry: dict, items: dict[str, int]) -> dict[str, object]:
+def _health(feed: FeedConfig, entry: dict, items: dict[str, int]) -> dict[str, object]:
     """One feed's row: its state is disabled, failing (N crawls in a row), ok or never fetched."""
     last = entry.get("last_run") or {}
     failures = int(entry.get("failures", 0))
