@@ -27,6 +27,8 @@ logging.addLevelName(SUMMARY, "SUMMARY")
 logger = logging.getLogger("crovia_spider.summary")
 OFFLINE = "every feed failed to resolve its host: this machine looks offline (no DNS)"
 EXAMPLES = 3  # names shown in a line that stands for many feeds
+# Failure lines at most: past this, the rarest kinds share one line (the log stays a dozen lines).
+MAX_FAILURE_LINES = 8
 
 
 def log_summary(
@@ -50,11 +52,16 @@ def log_summary(
     for feed in feeds:
         if feed.fetched:
             logger.info("%s", _feed_line(feed))
-    for group in _failure_groups(feeds):
-        if len(group) == 1:
-            say(_feed_line(group[0]))
-        else:
-            say(_group_line(group))
+    groups = _failure_groups(feeds)
+    shown = groups if len(groups) <= MAX_FAILURE_LINES else groups[: MAX_FAILURE_LINES - 1]
+    for group in shown:
+        say(_feed_line(group[0]) if len(group) == 1 else _group_line(group))
+    if len(shown) < len(groups):
+        rest = groups[len(shown) :]
+        count = sum(len(group) for group in rest)
+        names = _names([feed.vendor for group in rest for feed in group])
+        say(f"{count} more feeds failed in {len(rest)} other ways: {names}"
+            " (crovia feeds list --failing)")  # fmt: skip
     if streaks:
         say(_streak_line(streaks))
     for problem in record["problems"]:
@@ -73,11 +80,12 @@ def failure_kind(error: str) -> str:
 
 
 def _failure_groups(feeds: list[FeedOutcome]) -> list[list[FeedOutcome]]:
+    """The failed feeds by kind of failure, the most common kind first (then in feed order)."""
     groups: dict[str, list[FeedOutcome]] = {}
     for feed in feeds:
         if not feed.fetched:
             groups.setdefault(failure_kind(_state(feed)), []).append(feed)
-    return list(groups.values())
+    return sorted(groups.values(), key=lambda group: -len(group))
 
 
 def _state(feed: FeedOutcome) -> str:

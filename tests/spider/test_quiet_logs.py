@@ -144,6 +144,17 @@ def test_identical_failures_group_by_kind():
     assert "5 feeds failed" in lines[0] and "offline" in lines[-1]
 
 
+def test_many_kinds_of_failure_still_make_a_dozen_lines():
+    run = RunLog("vendor_press", [(f"v{n}", f"https://{n}.example/") for n in range(30)])
+    for n, feed in enumerate(run.feeds.values()):
+        feed.error = f"HTTP {400 + n}" if n < 20 else "HTTP 500"
+    lines = log_summary(run, run.record("2026-01-01T00:00:00.000000Z", "finished"))
+    assert len(lines) <= 10
+    assert lines[0].startswith("10 feeds failed the same way (HTTP 500)")
+    assert "14 more feeds failed in 14 other ways" in lines[-2]
+    assert lines[-1].startswith("run vendor_press_")
+
+
 def test_a_ctrl_c_feed_is_interrupted_not_http_none(tmp_path, feed_server):
     slow = feed_server.script("slow.xml", Reply(200, b"<rss/>", delay=60))
     write_feeds(tmp_path / "feeds.toml", [{"vendor": "slow", "url": slow}])
