@@ -3,11 +3,12 @@
 It is the one place a failed feed is reported (once, with its reason), and it is printed whatever
 the log level up to WARNING (the default): its lines use the SUMMARY level (between WARNING and
 ERROR), so a cron job's log says what the crawl did in a few lines. Feeds that were read are listed
-at INFO (`crovia crawl --verbose`). Feeds that failed the same way (same kind of error: "DNS lookup
-failed", "HTTP 503", "DownloadTimeoutError") are one line with their count and a few examples,
-not one line each. Feeds that failed CROVIA_FAILING_AFTER crawls in a row or more are named, in one
-line, in every summary until they recover. When every feed failed on DNS, the run line says the
-machine looks offline, instead of leaving the reader to guess from a wall of lookup failures.
+at INFO (`crovia crawl --verbose`). Feeds that failed the same way (the same error but for its
+URLs; any "DNS lookup failed") are one line with their count and a few examples, not one line
+each, and at most MAX_FAILURE_LINES such lines are written. Feeds that failed CROVIA_FAILING_AFTER
+crawls in a row or more are named, in one line, in every summary until they recover. When every
+feed failed on DNS, the run line says the machine looks offline, instead of leaving the reader to
+guess from a wall of lookup failures.
 
 The run line comes last: `run ID finished in 2.1s: feeds 2 ok, 0 unchanged, 1 failed; items 12
 new, 0 updated, 0 dropped, 0 duplicate; sealed 12 leaves (root 3f2a...)`.
@@ -16,6 +17,7 @@ new, 0 updated, 0 dropped, 0 duplicate; sealed 12 leaves (root 3f2a...)`.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -29,6 +31,7 @@ OFFLINE = "every feed failed to resolve its host: this machine looks offline (no
 EXAMPLES = 3  # names shown in a line that stands for many feeds
 # Failure lines at most: past this, the rarest kinds share one line (the log stays a dozen lines).
 MAX_FAILURE_LINES = 8
+_URL = re.compile(r"<?\b[a-z][a-z0-9+.-]*://[^\s>]*>?", re.I)
 
 
 def log_summary(
@@ -79,12 +82,20 @@ def failure_kind(error: str) -> str:
     return head if sep else error
 
 
+def failure_key(error: str) -> str:
+    """What makes two failures "the same": the error with its URLs left out (a timeout names the
+    URL it waited for), or "DNS lookup failed" whatever host did not resolve."""
+    if error.startswith("DNS lookup failed"):
+        return "DNS lookup failed"
+    return _URL.sub("<url>", error)
+
+
 def _failure_groups(feeds: list[FeedOutcome]) -> list[list[FeedOutcome]]:
-    """The failed feeds by kind of failure, the most common kind first (then in feed order)."""
+    """The failed feeds by failure, the most common first (then in feed order)."""
     groups: dict[str, list[FeedOutcome]] = {}
     for feed in feeds:
         if not feed.fetched:
-            groups.setdefault(failure_kind(_state(feed)), []).append(feed)
+            groups.setdefault(failure_key(_state(feed)), []).append(feed)
     return sorted(groups.values(), key=lambda group: -len(group))
 
 

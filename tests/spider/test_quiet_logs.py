@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from crovia_spider.runlog import RunLog
-from crovia_spider.runsummary import failure_kind, log_summary
+from crovia_spider.runsummary import failure_key, failure_kind, log_summary
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, feed_outcome, run_records, write_feeds
 from tests.feedserver import Reply
 from tests.spider.feedtext import item, rss
@@ -135,6 +135,13 @@ def test_identical_failures_group_by_kind():
     assert failure_kind("HTTP 503") == "HTTP 503"
     assert failure_kind("DownloadConnectionRefusedError: Connection was refused") == (
         "DownloadConnectionRefusedError"
+    )
+    # Not the same: the reasons differ. The same: only the URL differs.
+    assert failure_key("fetch refused: http://a/: 127.0.0.2 is a loopback address") != (
+        failure_key("fetch refused: http://b/: 10.0.0.1 is a private address")
+    )
+    assert failure_key("timed out: Getting http://a/x took longer than 30.0 seconds.") == (
+        failure_key("timed out: Getting https://b/y took longer than 30.0 seconds.")
     )
     run = RunLog("vendor_press", [(f"v{n}", f"https://{n}.example/") for n in range(5)])
     for feed in run.feeds.values():
