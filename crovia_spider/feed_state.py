@@ -8,6 +8,11 @@ stage writes it only after the crawl's last batch is durably in the ledger, and 
 and Last-Modified only if that feed was fetched whole and every one of its items reached the ledger:
 a crawl killed half-way leaves the old validators, so the next crawl refetches and nothing is
 skipped.
+
+It also keeps each feed's health for `crovia feeds list` and the crawl summary: `last_success`
+(start of the last crawl that fetched it, 200 or 304), `last_new_item` (of the last crawl that
+issued one of its items), `failures` (crawls in a row that failed to fetch it; an interrupted crawl
+does not count) and `failing_since` (start of the first of them).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.runlog import NOT_READ_WHOLE, FeedOutcome, RunLog
+from crovia_spider.runlog import INTERRUPTED, NOT_READ_WHOLE, FeedOutcome, RunLog
 from ledger.jsonl import fsync_dir
 
 STATE_FILE = "feeds_state.json"
@@ -80,9 +85,37 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
             entry["identity_rule"] = IDENTITY_RULE
         entry["vendor"] = feed.vendor
         entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
+        _health(entry, feed, run.started_at)
         state[feed.url] = entry
     save_state(ledger_dir, state)
     return state
+
+
+def _health(entry: dict[str, Any], feed: FeedOutcome, started_at: str) -> None:
+    if feed.fetched:
+        entry["failures"] = 0
+        entry.pop("failing_since", None)
+        entry["last_success"] = started_at
+        if feed.new or feed.updated:
+            entry["last_new_item"] = started_at
+    elif feed.error != INTERRUPTED:
+        entry["failures"] = int(entry.get("failures", 0)) + 1
+        if entry["failures"] == 1 or "failing_since" not in entry:
+            entry["failing_since"] = started_at
+
+
+def failing_streaks(
+    state: dict[str, dict[str, Any]], run: RunLog, after: int
+) -> list[tuple[str, int, str]]:
+    """(vendor, failures in a row, since) of the run's feeds that failed `after` crawls in a row
+    or more, longest streak first."""
+    found = []
+    for feed in run.feeds.values():
+        entry = state.get(feed.url, {})
+        count = int(entry.get("failures", 0))
+        if after > 0 and count >= after:
+            found.append((feed.vendor, count, str(entry.get("failing_since", "?"))))
+    return sorted(found, key=lambda streak: (-streak[1], streak[0]))
 
 
 def _complete(feed: FeedOutcome) -> bool:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from crovia_spider.config_tables import check_top_level
 from crovia_spider.exceptions import ConfigError
+from crovia_spider.suggest import did_you_mean
 
 DEFAULT_SPIDER = "vendor_press"
 # arXiv's feeds (cs.AI, cs.LG, ...) list one paper in several categories: they are one source
@@ -95,22 +96,44 @@ def feeds_for_spider(
     chosen = [f for f in own if f.enabled]
     if vendor is not None:
         wanted = _patterns(vendor)
-        chosen = [f for f in own if f.vendor in wanted or (f.enabled and _matches(f, wanted))]
+        check_vendor_ids(feeds, wanted, spider)
+        chosen = [f for f in own if f.vendor in wanted or (f.enabled and matches(f, wanted))]
     if skip is not None:
-        chosen = [f for f in chosen if not _matches(f, _patterns(skip))]
+        chosen = [f for f in chosen if not matches(f, _patterns(skip))]
     if not chosen:
-        raise ConfigError(
-            f"no feed with vendor {vendor or '*'!r} for spider {spider!r}"
-            + (f" once {skip!r} is skipped" if skip else "")
-        )
+        once = f" once {skip!r} is skipped" if skip else ""
+        if vendor is None:
+            raise ConfigError(f"spider {spider!r} has no enabled feed{once}")
+        raise ConfigError(f"no feed with vendor {vendor!r} for spider {spider!r}{once}")
     return chosen
+
+
+def check_vendor_ids(feeds: list[FeedConfig], wanted: list[str], spider: str | None) -> None:
+    """Raise ConfigError for a plain vendor id of `wanted` (not a pattern) that names no feed (of
+    `spider`, if given), suggesting the closest id: `-a vendor=openai,anthropc` must not quietly
+    crawl openai alone."""
+    ids = [f.vendor for f in feeds if spider is None or f.spider == spider]
+    for name in wanted:
+        if is_pattern(name) or name in ids:
+            continue
+        other = next((f.spider for f in feeds if f.vendor == name), None)
+        where = f" for spider {spider!r}" if spider else ""
+        if other is not None:
+            raise ConfigError(f"no feed with vendor {name!r}{where}: it is spider {other!r}'s")
+        raise ConfigError(f"no feed with vendor {name!r}{where}{did_you_mean(name, ids)}")
+
+
+def is_pattern(text: str) -> bool:
+    """True when `text` is a shell pattern (`arxiv_*`), not a plain vendor id."""
+    return any(ch in text for ch in "*?[")
 
 
 def _patterns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _matches(feed: FeedConfig, patterns: list[str]) -> bool:
+def matches(feed: FeedConfig, patterns: list[str]) -> bool:
+    """True when the feed's vendor id matches one of the shell `patterns`."""
     return any(fnmatch.fnmatchcase(feed.vendor, pattern) for pattern in patterns)
 
 

@@ -3,7 +3,8 @@
 - Scrapy's RobotsTxtMiddleware logs every failed robots.txt download at ERROR with the full
   traceback (about 70 lines each). Offline or behind a broken resolver that buries the log, although
   the feed request that follows fails the same way and lands in the run record with its reason.
-  Network failures keep the message and lose the traceback; other robots.txt errors are untouched.
+  Network and download failures keep the message, lose the traceback and go down to INFO (the
+  crawl summary reports the feed's own failure); other robots.txt errors are untouched.
 - Scrapy's retry middleware logs at ERROR each request it gave up retrying. The feed's failure is
   reported once, with its reason, in the closing summary (crovia_spider/runsummary.py); the
   give-up line is kept at DEBUG for whoever follows one request.
@@ -17,14 +18,32 @@ from __future__ import annotations
 
 import logging
 
-from scrapy.exceptions import CannotResolveHostError
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+)
 from twisted.internet.error import ConnectError, DNSLookupError, TimeoutError
 
 from crovia_spider.exceptions import ConfigError, CrawlRefused
 
 ROBOTS_LOGGER = "scrapy.downloadermiddlewares.robotstxt"
 RETRY_LOGGER = "scrapy.downloadermiddlewares.retry"
-NETWORK_ERRORS = (CannotResolveHostError, DNSLookupError, ConnectError, TimeoutError)
+# Scrapy 2.13+ wraps Twisted's errors in its own Download*Error: both kinds are here.
+NETWORK_ERRORS = (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+    DNSLookupError,
+    ConnectError,
+    TimeoutError,
+)
 # Every place that raises these while a crawl is built logs them as CRITICAL first.
 REFUSALS = (CrawlRefused, ConfigError)
 
@@ -34,13 +53,13 @@ def _exception(record: logging.LogRecord) -> BaseException | None:
 
 
 class NetworkFailureFilter(logging.Filter):
-    """Strips the traceback from a record whose exception is a network failure, as a WARNING."""
+    """Strips the traceback from a record whose exception is a network failure, as INFO."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(_exception(record), NETWORK_ERRORS):
             record.exc_info = None
             record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 
 

@@ -38,6 +38,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "2000",
         "entries read per feed and crawl; the rest are counted as dropped in the run record",
     ),
+    "CROVIA_FAILING_AFTER": (
+        "3",
+        "crawls in a row a feed must fail to be named in every crawl summary (0: never)",
+    ),
     "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
     "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),
     "CROVIA_CONTACT_URL": (

@@ -26,6 +26,8 @@ TRUNCATED = "truncated document"
 UNREADABLE_FEED = "unreadable feed"
 OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
 INVALID_REFERENCE = "invalid character reference"
+# The error of a feed that had not answered when the crawl was stopped (Ctrl-C, SIGTERM).
+INTERRUPTED = "interrupted"
 NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP)
 # Crawl stats the issue stage sets and `scrapy crawl` reads for its exit status
 # (crovia_spider/commands/crawl.py).
@@ -109,6 +111,14 @@ class RunLog:
             feed = self.feeds[vendor]
             for name in fields:
                 feed.cut[name] = feed.cut.get(name, 0) + 1
+
+    def close_unanswered(self, reason: str) -> None:
+        """Give every feed that never answered (no status, no error) its reason: "interrupted"
+        when the crawl was stopped (Scrapy's close reason "shutdown"), else the close reason."""
+        with self._lock:
+            for feed in self.feeds.values():
+                if feed.status is None and not feed.error:
+                    feed.error = INTERRUPTED if reason == "shutdown" else f"no answer ({reason})"
 
     def record(self, finished_at: str, outcome: str) -> dict[str, Any]:
         """The run record, as appended to runs.jsonl (no floats: it is canonical JSON too)."""

@@ -31,6 +31,8 @@ CROVIA_PARSE_WORKER = env_default("CROVIA_PARSE_WORKER")
 # 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
 CROVIA_POLITE_DELAYS = env_default("CROVIA_POLITE_DELAYS")
 CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
+# A feed failing this many crawls in a row is named in every crawl summary until it recovers.
+CROVIA_FAILING_AFTER = env_default("CROVIA_FAILING_AFTER")
 # Entries read per feed and crawl; the rest are counted as dropped (a feed of millions is no feed).
 CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
 
@@ -89,8 +91,10 @@ ITEM_PIPELINES = {
     "pipelines.issue.IssuePipeline": 500,
 }
 
-# A cron job's log: one line per feed and a summary, not every item (DEBUG logs each one).
-LOG_LEVEL = "INFO"
+# A cron job's log: a few timestamped lines, the run's summary last (crovia_spider/runsummary.py).
+# Scrapy's banner, settings, middleware lists and stats are INFO: `-s LOG_LEVEL=INFO` or
+# `crovia crawl --verbose` shows them, with one line per feed read.
+LOG_LEVEL = "WARNING"
 # Item lines are one short line each, never the whole item (crovia_spider/logformatter.py).
 LOG_FORMATTER = "crovia_spider.logformatter.LogFormatter"
 # `scrapy crawl` exits non-zero when the ledger refused a batch or the crawl was force-stopped.

@@ -19,6 +19,7 @@ from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds_config import load_feeds
 from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
+from crovia_spider.suggest import did_you_mean
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class UnknownSpider(UsageError, KeyError):
     def __init__(self, name: str, known: list[str]) -> None:
         super().__init__(
             f"unknown spider {name!r}; spiders of this project: {', '.join(known) or 'none'}"
-            " (`scrapy list`)",
+            f" (`scrapy list`){did_you_mean(name, known)}",
             print_help=False,
         )
 

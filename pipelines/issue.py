@@ -28,7 +28,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from crovia_spider.exceptions import CrawlRefused
-from crovia_spider.feed_state import updated_state
+from crovia_spider.feed_state import failing_streaks, load_state, updated_state
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runsummary import log_summary
@@ -190,16 +190,25 @@ class IssuePipeline(Stage):
 
     def _finish(self, writer: Ledger, reason: str) -> None:
         run = self.run
+        seal_text = "not sealed"
         try:
-            writer.seal(run_id=run.run_id)
+            before = writer.last_seal()
+            seal = writer.seal(run_id=run.run_id)
+            seal_text = (
+                f"sealed {seal['leaf_count']} leaves (root {seal['merkle_root'][:16]}...)"
+                if seal is not before
+                else f"nothing new to seal (ledger at {seal['leaf_count']} leaves)"
+            )
         except EmptyLedger:
-            pass  # nothing ever issued: there is nothing to seal
+            seal_text = "nothing to seal (the ledger has no leaves)"
         except (LedgerError, OSError) as exc:
             self._fail(f"final seal failed: {exc}")
+        run.close_unanswered(reason)
         outcome = "failed" if self.failed else reason
         record = run.record(utc_now_micro(), outcome)
         writer.append_run(record)
-        if not self.failed:
-            updated_state(writer.directory, run)
+        state = updated_state(writer.directory, run) if not self.failed else None
         self.crawler.stats.set_value(RUN_RECORDED, True)
-        log_summary(run, record)
+        after = self.crawler.settings.getint("CROVIA_FAILING_AFTER", 3)
+        streaks = failing_streaks(state or load_state(writer.directory), run, after)
+        log_summary(run, record, seal=seal_text, streaks=streaks)

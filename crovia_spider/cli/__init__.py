@@ -7,6 +7,10 @@ handlers, so `crovia verify` starts fast. With `--json` on the command line, eve
 not a success printed by the handler (a failed check, a usage or I/O error, even a bug) is one
 JSON object on stdout: `{"ok": false, "exit_code", "error", "message"}`, plus `check`, `expected`
 and `computed` for a failed check.
+
+A closed pipe (`crovia find | head -1`) ends any command quietly, with its exit code so far (0 when
+the handler had succeeded): the reader has what it wanted; there is no message and no traceback.
+A misspelt command or choice gets "did you mean ...?".
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import re
 import sys
 import typing
 
 from crovia_spider import __version__
 from crovia_spider.cli.ledger_args import print_json
+from crovia_spider.suggest import did_you_mean
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -29,6 +36,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.find_cmds",
     "crovia_spider.cli.body_cmds",
+    "crovia_spider.cli.crawl_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
     "crovia_spider.cli.publish_cmds",
@@ -52,7 +60,20 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is raised (so `--json` can report it) instead of exiting."""
 
     def error(self, message: str) -> typing.NoReturn:
-        raise UsageError(f"{self.prog}: error: {message}", self.format_usage())
+        raise UsageError(
+            f"{self.prog}: error: {message}{_suggestion(message)}", self.format_usage()
+        )
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)")
+
+
+def _suggestion(message: str) -> str:
+    """ "; did you mean 'verify'?" for argparse's invalid-choice message, when one is close."""
+    found = _INVALID_CHOICE.search(message)
+    if not found:
+        return ""
+    return did_you_mean(found["given"], re.findall(r"'([^']*)'", found["known"]))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,23 +101,44 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{exc.usage}{exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(
+    logging.basicConfig(  # Scrapy's format: a crawl's and the scheduler's lines read alike
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S",
     )
+    code = EXIT_OK
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone(code)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the one handler: known errors become a message and an exit code
         code = exit_code_for(exc)
-        if getattr(args, "json", False):
-            print_json(failure(exc, code))  # a bug too: the traceback then goes to stderr
-        if code is None:
-            raise
-        if not getattr(args, "json", False):
-            print(f"crovia {args.command}: error: {exc}", file=sys.stderr)
-        return code
+        try:
+            if getattr(args, "json", False):
+                print_json(failure(exc, code))  # a bug too: the traceback then goes to stderr
+            if code is None:
+                raise
+            if not getattr(args, "json", False):
+                print(f"crovia {args.command}: error: {exc}", file=sys.stderr)
+            return code
+        except BrokenPipeError:
+            return _reader_gone(code or EXIT_USAGE)
+
+
+def _reader_gone(code: int) -> int:
+    """Whoever read stdout has gone (`| head`): end quietly. Output still buffered for stdout is
+    sent to /dev/null, or the interpreter would report the broken pipe again as it exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        pass  # stdout is not a file (a test's capture): nothing will flush into a closed pipe
+    return code
 
 
 def failure(exc: BaseException, code: int | None) -> dict[str, object]:

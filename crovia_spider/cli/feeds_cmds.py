@@ -1,5 +1,6 @@
-"""Feed subcommands of `crovia`: `feeds list` (each feed and its last outcome) and
-`feeds import-opml FILE` (a feed reader's subscription list into config/feeds.toml).
+"""Feed subcommands of `crovia`: `feeds list` (each feed's health), `feeds check` (the config
+files, validated without starting Scrapy) and `feeds import-opml FILE` (a feed reader's
+subscription list into config/feeds.toml).
 
 Only the stdlib at module level; see crovia_spider/cli/__init__.py for exit codes and errors.
 """
@@ -8,22 +9,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import typing
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.options import path_default
 
+if typing.TYPE_CHECKING:
+    from crovia_spider.feeds_config import FeedConfig
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `crovia feeds list` and `crovia feeds import-opml`."""
     feeds = subparsers.add_parser(
-        "feeds", help="list configured feeds, import an OPML subscription list",
+        "feeds", help="feed health, config check, OPML import",
         description="The feeds that `scrapy crawl` harvests (config/feeds.toml).",
     )  # fmt: skip
     commands = feeds.add_subparsers(dest="feeds_command", metavar="COMMAND", required=True)
     listing = commands.add_parser(
-        "list", help="each feed with its last outcome",
-        description="Each configured feed and what its last crawl saw (from the ledger directory).",
+        "list", help="each feed's health, one line each",
+        description="One line per configured feed: vendor, state (ok; failing N times since T;"
+        " never fetched; disabled), last success, last new item and items in the ledger (from"
+        " the ledger directory's feed state and index).",
     )  # fmt: skip
     _feeds_file(listing)
     listing.add_argument(
@@ -31,7 +38,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="ledger directory holding the feed state (default: $CROVIA_LEDGER_DIR or %(default)s)",
     )  # fmt: skip
     listing.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    listing.add_argument(
+        "--failing", action="store_true", help="only the feeds whose last crawls failed"
+    )
     listing.set_defaults(handler=list_feeds)
+    check = commands.add_parser(
+        "check", help="validate feeds.toml, classify.toml and schedule.toml, without crawling",
+        description="Load the feed list, the classification rules and the schedule as a crawl and"
+        " the scheduler would. Exit 0 when all are valid; exit 2 naming the file, the entry and"
+        " the key at fault. Starts no crawler, so it answers at once.",
+    )  # fmt: skip
+    _feeds_file(check)
+    check.add_argument(
+        "--classify-file", type=Path, default=path_default("CROVIA_CLASSIFY_FILE"),
+        help="classification rules (default: $CROVIA_CLASSIFY_FILE or %(default)s)",
+    )  # fmt: skip
+    check.add_argument(
+        "--schedule-file", type=Path, default=path_default("CROVIA_SCHEDULE_FILE"),
+        help="schedule (default: $CROVIA_SCHEDULE_FILE or %(default)s)",
+    )  # fmt: skip
+    check.set_defaults(handler=check_config)
     opml = commands.add_parser(
         "import-opml", help="add the feeds of an OPML file to the feed list",
         description="Append every feed of an OPML file that is not configured yet; the file is "
@@ -56,8 +82,8 @@ def _feeds_file(parser: argparse.ArgumentParser) -> None:
 
 
 def list_feeds(args: argparse.Namespace) -> int:
-    """Print each feed and its last outcome. Raises LedgerNotFound (exit 2) when the ledger
-    directory does not exist: a mistyped path must not read as "never crawled"."""
+    """Print each feed's health, one line each. Raises LedgerNotFound (exit 2) when the ledger
+    directory does not exist: a mistyped path must not read as "never fetched"."""
     from crovia_spider.feed_state import load_state
     from crovia_spider.feeds_config import load_feeds
     from ledger.exceptions import LedgerNotFound
@@ -66,35 +92,90 @@ def list_feeds(args: argparse.Namespace) -> int:
         raise LedgerNotFound(f"no ledger directory at {args.ledger_dir} (crawl first, or give"
                              " --ledger-dir)")  # fmt: skip
     state = load_state(args.ledger_dir)
-    rows = []
-    for feed in load_feeds(args.feeds_file):
-        last = state.get(feed.url, {}).get("last_run")
-        rows.append({"vendor": feed.vendor, "spider": feed.spider, "enabled": feed.enabled,
-                     "url": feed.url, "last_run": last})  # fmt: skip
+    items = _items_by_vendor(args.ledger_dir)
+    rows = [_health(feed, state.get(feed.url, {}), items) for feed in load_feeds(args.feeds_file)]
+    if args.failing:
+        rows = [row for row in rows if row["state"] == "failing"]
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
+    table = [("VENDOR", "STATE", "LAST SUCCESS", "LAST NEW ITEM", "ITEMS")]
     for row in rows:
-        flag = "" if row["enabled"] else " (disabled)"
-        print(
-            f"{row['vendor']}{flag} [{row['spider']}] {row['url']}\n    {_outcome(row['last_run'])}"
-        )
+        state_text = row["state"]
+        if state_text == "failing":
+            state_text = f"failing {row['failures']} times since {_minute(row['failing_since'])}"
+        table.append((row["vendor"], state_text, _minute(row["last_success"]),
+                      _minute(row["last_new_item"]), str(row["items"])))  # fmt: skip
+    widths = [max(len(line[col]) for line in table) for col in range(4)]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+              + "  " + line[4])  # fmt: skip
     return EXIT_OK
 
 
-def _outcome(last: dict | None) -> str:
-    if not last:
-        return "never crawled"
-    if last.get("error"):
-        what = last["error"]
-    elif last.get("not_modified"):
-        what = "304 not modified"
+def _health(feed: FeedConfig, entry: dict, items: dict[str, int]) -> dict[str, object]:
+    """One feed's row: its state is disabled, failing (N crawls in a row), ok or never fetched."""
+    last = entry.get("last_run") or {}
+    failures = int(entry.get("failures", 0))
+    since = entry.get("failing_since")
+    if "failures" not in entry and last.get("error") and last["error"] != "interrupted":
+        failures, since = 1, last.get("started_at")  # state written before health was kept
+    if not feed.enabled:
+        state = "disabled"
+    elif failures:
+        state = "failing"
+    elif entry.get("last_success") or (last and not last.get("error")):
+        state = "ok"
     else:
-        what = f"HTTP {last['status']}: {last['new']} new, {last['updated']} updated, " \
-               f"{last['duplicate']} duplicate, {last['dropped']} dropped"  # fmt: skip
-    if last.get("parse_error"):
-        what += f" [{last['parse_error']}]"
-    return f"{last['started_at']}: {what}"
+        state = "never fetched"
+    return {
+        "vendor": feed.vendor,
+        "spider": feed.spider,
+        "enabled": feed.enabled,
+        "url": feed.url,
+        "state": state,
+        "failures": failures,
+        "failing_since": since if failures else None,
+        "last_success": entry.get("last_success"),
+        "last_new_item": entry.get("last_new_item"),
+        "items": items.get(feed.vendor, 0),
+        "last_run": last or None,
+    }
+
+
+def _items_by_vendor(ledger_dir: Path) -> dict[str, int]:
+    from ledger.exceptions import LedgerError
+    from ledger.store import Ledger
+
+    try:
+        with Ledger.open(ledger_dir) as ledger:
+            return dict(ledger.stats()["vendors"])
+    except LedgerError:
+        return {}  # no ledger yet (nothing crawled): no items
+
+
+def _minute(when: object) -> str:
+    """2026-12-01T04:48:55.123456Z -> 2026-12-01T04:48Z; None -> never."""
+    return f"{when[:16]}Z" if isinstance(when, str) and len(when) >= 16 else "never"
+
+
+def check_config(args: argparse.Namespace) -> int:
+    """Load every config file the crawl and the scheduler read, as they would; ConfigError
+    (exit 2, naming file, entry and key) for the first that is wrong."""
+    from crovia_spider.feeds_config import load_feeds
+    from crovia_spider.ruleset import load_ruleset
+    from crovia_spider.schedule.config import load_schedule
+
+    feeds = load_feeds(args.feeds_file)
+    enabled = sum(1 for feed in feeds if feed.enabled)
+    print(f"{args.feeds_file}: {len(feeds)} feeds ({enabled} enabled)")
+    ruleset = load_ruleset(args.classify_file)
+    print(f"{args.classify_file}: {len(ruleset.rules)} rules (version {ruleset.version})")
+    if args.schedule_file.exists():
+        print(f"{args.schedule_file}: {len(load_schedule(args.schedule_file))} jobs")
+    else:
+        print(f"{args.schedule_file}: not there (only `crovia schedule` needs it)")
+    return EXIT_OK
 
 
 def import_opml(args: argparse.Namespace) -> int:

@@ -102,6 +102,7 @@ def _add_reindex(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
+    from ledger.exceptions import EmptyLedger
     from ledger.keys import load_signing_key
     from ledger.store import Ledger
 
@@ -112,7 +113,16 @@ def cmd_seal(args: argparse.Namespace) -> int:
         args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin
     ) as ledger:
         before = ledger.last_seal()
-        seal = ledger.seal(run_id=args.run_id)
+        try:
+            seal = ledger.seal(run_id=args.run_id)
+        except EmptyLedger:  # nothing to do is not an error (an offline crawl issued nothing)
+            seal = None
+    if seal is None:
+        if args.json:
+            print_json({"new_seal": False, "seal": None})
+        else:
+            print(f"nothing to seal: the ledger at {args.ledger_dir} has no leaves yet")
+        return EXIT_OK
     fresh = seal is not before
     if args.json:
         print_json({"new_seal": fresh, "seal": seal})
@@ -143,7 +153,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"ok": True, **report.__dict__})
         return EXIT_OK
-    print(_audit_summary(report))
+    print(_audit_summary(report, args.pubkey))
     if report.key_rotations:
         print(
             f"followed {report.key_rotations} key rotation(s) (rotations.jsonl): each leaf and"
@@ -159,15 +169,22 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _audit_summary(report: AuditReport) -> str:
+def _audit_summary(report: AuditReport, pubkey_hex: str | None = None) -> str:
+    """The audit's line. "(pinned)" follows the key the user pinned, whichever era it is of;
+    the public key shown is the newest era's, said so when there were several."""
+    from ledger.keys import key_id
+
     rate = report.leaves / report.seconds if report.seconds else 0.0
-    keys = ", ".join(report.key_ids) or "none needed"
+    pinned = key_id(bytes.fromhex(pubkey_hex)) if report.key_pinned and pubkey_hex else None
+    keys = ", ".join(f"{kid} (pinned)" if kid == pinned else kid for kid in report.key_ids)
+    keys = keys or "none needed"
     if report.public_key_hex is not None:
-        keys += f", public key {report.public_key_hex}"
+        newest = "newest " if len(report.key_ids) > 1 else ""
+        keys += f", {newest}public key {report.public_key_hex}"
     parts = [
         f"audit ok: {report.leaves} leaves, {report.seals} seals,"
         f" {report.signatures_verified} signatures verified under key_id {keys}"
-        f" ({'pinned' if report.key_pinned else 'not pinned'}),"
+        f"{'' if report.key_pinned else ' (not pinned)'},"
         f" {report.index_rows_checked} index rows checked",
         f"{report.unsealed_leaves} leaves after the last seal" if report.unsealed_leaves else "",
         f"{report.index_rows_pending} index rows not yet committed by the writer"

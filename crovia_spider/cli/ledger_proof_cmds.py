@@ -89,7 +89,9 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "prove",
         help="print the receipt of an axiom",
-        description="Print the canonical receipt binding AXIOM_ID to the newest seal covering it.",
+        description="Write the canonical receipt binding AXIOM_ID to the newest seal covering it:"
+        " to --out FILE, or to stdout when it is a pipe or a file. At a terminal, without --out,"
+        " a short summary and how to write the file are printed instead.",
     )
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     ledger_dir(parser)
@@ -256,9 +258,27 @@ def cmd_prove(args: argparse.Namespace) -> int:
     data = canonical_json(receipt)
     if args.out is not None:
         write_output(args.out, data, force=args.force)
-    else:  # byte for byte the canonical receipt; a newline only for a human at a terminal
-        sys.stdout.buffer.write(data + b"\n" if sys.stdout.isatty() else data)
+        print(f"wrote {args.out}: receipt of {receipt['axiom_id']} ({len(data)} bytes);"
+              f" check it with: crovia verify {args.out}")  # fmt: skip
+    elif sys.stdout.isatty():  # 7 KB of JSON is for a file or a program, not for a reader
+        _print_summary(receipt, args.axiom_id, len(data))
+    else:  # byte for byte the canonical receipt
+        sys.stdout.buffer.write(data)
     return EXIT_OK
+
+
+def _print_summary(receipt: dict, given: str, size: int) -> None:
+    body, seal = receipt["envelope"]["body"], receipt["seal"]
+    print(f"receipt of {receipt['axiom_id']} ({size} bytes of JSON, not shown at a terminal)")
+    for label, value in (
+        ("vendor", body.get("vendor", "")),
+        ("title", body.get("title", "")),
+        ("ledger", f"leaf {receipt['ledger']['leaf_index']} of {seal['leaf_count']}"),
+        ("sealed at", f"{seal['sealed_at']} by key_id {seal['key_id']}"),
+    ):
+        print(f"  {label + ':':<11} {printable(str(value))}")
+    print(f"write it with:  crovia prove {printable(given)} --out receipt.json")
+    print(f"    (or pipe:   crovia prove {printable(given)} > receipt.json)")
 
 
 def _read_receipt(source: str) -> bytes:

@@ -29,9 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--log",
         action="append",
         required=True,
-        metavar="ORIGIN=VKEY",
-        help="a log to witness: its origin and note verifier key (crovia pubkey prints it);"
-        " repeat for several",
+        metavar="VKEY",
+        help="a log to witness: its note verifier key (`crovia pubkey` prints it), whose name is"
+        " the log's origin; ORIGIN=VKEY is accepted too. Repeat for several logs",
     )
     serve.add_argument(
         "--state", type=Path, default=Path("data/witness"), help="state directory (%(default)s)"
@@ -65,16 +65,26 @@ def cmd_vkey(args: argparse.Namespace) -> int:
 
 
 def parse_logs(specs: list[str]) -> dict[str, list[object]]:
-    """`ORIGIN=VKEY` flags -> the verifiers of each origin. Raises ConfigError for a bad one."""
+    """`--log` flags -> the verifiers of each origin. A flag is a note verifier key (its name is
+    the log's origin, as C2SP checkpoints require), or `ORIGIN=VKEY` (the origin must be the
+    key's name). Raises ConfigError for a bad one."""
     from crovia_spider.exceptions import ConfigError
+    from ledger.exceptions import LedgerError
     from ledger.tlog.note import Ed25519Verifier
 
     logs: dict[str, list[object]] = {}
     for spec in specs:
-        origin, equals, vkey = spec.partition("=")
-        if not equals or not origin:
-            raise ConfigError(f"--log {spec!r}: give ORIGIN=VKEY")
-        verifier = Ed25519Verifier.from_vkey(vkey)
+        try:
+            verifier = Ed25519Verifier.from_vkey(spec)
+            origin = verifier.name
+        except LedgerError:
+            origin, equals, vkey = spec.partition("=")
+            if not equals or not origin:
+                raise ConfigError(f"--log {spec!r}: give the log's VKEY (or ORIGIN=VKEY)") from None
+            try:
+                verifier = Ed25519Verifier.from_vkey(vkey)
+            except LedgerError as exc:
+                raise ConfigError(f"--log {spec!r}: {exc}") from None
         if verifier.name != origin:
             raise ConfigError(f"--log {spec!r}: the key's name {verifier.name!r} is not the origin")
         logs.setdefault(origin, []).append(verifier)

@@ -18,6 +18,7 @@ from pathlib import Path
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default
 from crovia_spider.schedule.config import Job
+from crovia_spider.suggest import did_you_mean
 
 # A different crawl entry point (another venv, a wrapper, a test's stand-in); see options.py.
 CRAWL_COMMAND_SETTING = "CROVIA_SCRAPY_COMMAND"
@@ -72,7 +73,7 @@ def check_spiders(jobs: list[Job], crawl_prefix: list[str], cwd: Path) -> None:
         if spider not in known:
             raise ConfigError(
                 f"job {name!r}: no spider {spider!r} in this project (scrapy list: "
-                f"{', '.join(sorted(known)) or 'none'})"
+                f"{', '.join(sorted(known)) or 'none'}){did_you_mean(spider, sorted(known))}"
             )
 
 

@@ -63,7 +63,7 @@ Cosigner = Callable[[bytes, int, int, Callable[[int], list[bytes]]], list[NoteSi
 class PublishReport:
     """What one publish did."""
 
-    previous_size: int
+    previous_size: int  # the size published before (with --full: the size it replaced)
     size: int
     written: tuple[str, ...]  # paths written, the checkpoint last
     cosignatures: int
@@ -133,6 +133,7 @@ def publish(
             rotations = publish_rotations(ledger_dir, out)  # even when no new seal: a hand-over
             old = None if full else _published(out, nodes, new)
             old_size = 0 if old is None else old.size
+            replaced = _published_size(out) if full else old_size
             context = PublishContext(ledger_dir, out, nodes, index, old_size, new.size, new)
             if old is not None and old.size == new.size:
                 if rotations:  # a hand-over with no new seal: the writers refresh what names keys
@@ -144,7 +145,7 @@ def publish(
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)
             note = parse_note(stored.note)
             out.write(CHECKPOINT, Note(note.text, (*note.signatures, *cosignatures)).to_bytes())
-            return PublishReport(old_size, new.size, tuple(out.written), len(cosignatures))
+            return PublishReport(replaced, new.size, tuple(out.written), len(cosignatures))
         finally:
             nodes.close()
             index.close()
@@ -182,6 +183,16 @@ def _check_ledger_root(nodes: FileNodeStore, checkpoint: Checkpoint) -> None:
             f"the stored Merkle nodes do not give the checkpoint's root at size {checkpoint.size}:"
             " run `crovia reindex`"
         )
+
+
+def _published_size(out: PublishDir) -> int:
+    """The size of the checkpoint `out` holds, whatever its log; 0 when none can be read (what a
+    --full publish replaced, for its report)."""
+    data = out.read(CHECKPOINT)
+    try:
+        return 0 if data is None else parse_checkpoint(parse_note(data).text).size
+    except TlogCheckFailed:
+        return 0
 
 
 def _published(out: PublishDir, nodes: FileNodeStore, new: Checkpoint) -> Checkpoint | None:

@@ -152,7 +152,8 @@ def test_the_closing_summary_states_the_run_records_totals(crawled):
     tmp, first, *_ = crawled
     record = run_records(tmp)[0]
     totals = record["totals"]
+    assert f"run {record['run_id']} finished in " in first.stderr
     assert (
-        f"run {record['run_id']} finished: {len(SAMPLES)} feeds (0 failed), {totals['new']} new,"
-        f" 0 updated, {totals['duplicate']} duplicate, {totals['dropped']} dropped"
+        f"feeds {len(SAMPLES)} ok, 0 unchanged, 0 failed; items {totals['new']} new,"
+        f" 0 updated, {totals['dropped']} dropped, {totals['duplicate']} duplicate;"
     ) in first.stderr

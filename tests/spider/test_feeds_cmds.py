@@ -63,8 +63,11 @@ def test_list_shows_each_feeds_last_outcome(tmp_path, feed_server):
     assert run_crawl(tmp_path, feeds).returncode == 0
     proc = crovia(tmp_path, "feeds", "list")
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("openai [vendor_press] http://127.0.0.1:")
-    assert "HTTP 200: 6 new, 0 updated, 0 duplicate, 0 dropped" in lines[1]
-    assert "HTTP 404" in lines[3]
-    assert lines[4].startswith("later (disabled)") and lines[5].strip() == "never crawled"
+    header, openai, gone, later = proc.stdout.splitlines()
+    assert header.split()[:2] == ["VENDOR", "STATE"]
+    assert openai.split()[:2] == ["openai", "ok"] and openai.split()[-1] == "6"
+    assert gone.split()[:4] == ["gone", "failing", "1", "times"]
+    assert later.split()[:2] == ["later", "disabled"]
+    rows = json.loads(crovia(tmp_path, "feeds", "list", "--json").stdout)
+    assert rows[0]["last_run"]["status"] == 200 and rows[0]["last_run"]["new"] == 6
+    assert rows[1]["last_run"]["error"] == "HTTP 404"

@@ -16,9 +16,9 @@ def test_missing_ledger_directory_is_an_error(tmp_path, capsys):
     assert f"no ledger directory at {tmp_path / 'nowhere'}" in captured.err
 
 
-def test_a_ledger_directory_without_crawls_lists_never_crawled(tmp_path, capsys):
+def test_a_ledger_directory_without_crawls_lists_never_fetched(tmp_path, capsys):
     (tmp_path / "feeds.toml").write_text(FEEDS)
     (tmp_path / "ledger").mkdir()
     argv = ["feeds", "list", "--feeds-file", str(tmp_path / "feeds.toml")]
     assert main([*argv, "--ledger-dir", str(tmp_path / "ledger")]) == 0
-    assert capsys.readouterr().out.splitlines()[1].strip() == "never crawled"
+    assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["openai", "never", "fetched"]

@@ -1,4 +1,5 @@
-"""The log filters: network failures become one WARNING line, a refused crawl is reported once."""
+"""The log filters: network failures become one INFO line (the summary reports the feed), a
+refused crawl is reported once."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ def _record(exc: BaseException, name: str = "scrapy.downloadermiddlewares.robots
     return logging.LogRecord(name, logging.ERROR, __file__, 1, "Error", (), exc_info)
 
 
-def test_a_network_failure_loses_its_traceback_and_becomes_a_warning():
+def test_a_network_failure_loses_its_traceback_and_goes_down_to_info():
     record = _record(CannotResolveHostError("DNS lookup failed: example.org"))
     assert NetworkFailureFilter().filter(record)
-    assert record.exc_info is None and record.levelname == "WARNING"
+    assert record.exc_info is None and record.levelname == "INFO"
     assert "Traceback" not in logging.Formatter().format(record)
 
 

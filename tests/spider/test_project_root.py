@@ -35,7 +35,7 @@ def test_crawl_from_a_subdirectory_writes_the_projects_ledger(crawled):
     ("argv", "expected"),
     [
         (["scrapy", "list"], "vendor_press"),
-        (["crovia", "feeds", "list"], "HTTP 200"),
+        (["crovia", "feeds", "list"], "openai  ok  "),
         (["crovia", "audit"], "audit ok"),
         (["crovia", "schedule", "--list"], "arxiv"),
         (["crovia", "seal"], "leaves"),

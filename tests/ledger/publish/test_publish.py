@@ -98,7 +98,7 @@ def test_another_history_is_never_published_over_without_full(log: Log, tmp_path
         publish(other.ledger_dir, log.pub)
     assert published_checkpoint(log).size == 20
     report = publish(other.ledger_dir, log.pub, full=True)
-    assert report.previous_size == 0 and published_checkpoint(log).size == 25
+    assert report.previous_size == 20 and published_checkpoint(log).size == 25  # what it replaced
 
 
 def test_another_log_is_never_published_over_without_full(log: Log, tmp_path) -> None:

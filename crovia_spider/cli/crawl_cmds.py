@@ -1,0 +1,137 @@
+"""`crovia crawl [VENDOR|PATTERN ...] [--skip PATTERN ...]`: the crawl, from the one CLI.
+
+It runs `scrapy crawl SPIDER -a vendor=... -a skip=...` in the project root (found from the working
+directory, else the checkout crovia runs from; crovia_spider/options.py), so it is the same crawl
+with the same exit status, from any folder. Which spiders: `--spider NAME`, else those whose feeds
+the VENDOR ids and patterns name (every spider with an enabled feed when none is given), one after
+the other; the exit status is the worst of theirs, and a crawl that fails or is interrupted stops
+the rest. When the feed list cannot be read, or a vendor id names no feed, `vendor_press` is run
+anyway, so Scrapy's own refusal (with its "did you mean") is what the user sees.
+
+The child runs in a session of its own and Ctrl-C / SIGTERM are passed to it once, so a Ctrl-C at
+the terminal is one graceful stop of the crawl (a second one forces it, as in Scrapy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+from pathlib import Path
+
+from crovia_spider.options import path_default, project_root
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `crovia crawl`."""
+    parser = subparsers.add_parser(
+        "crawl",
+        help="crawl the configured feeds (all, or those named) into the ledger",
+        description="Crawl the feeds of config/feeds.toml into the ledger: `scrapy crawl"
+        " vendor_press` run from the project root, whatever the working directory. VENDOR is a"
+        " vendor id (crawled even when disabled) or a shell pattern such as 'arxiv_*' (enabled"
+        " feeds only). Exit status as `scrapy crawl`: 0 the ledger holds what was seen (feeds may"
+        " have failed: see the summary), 1 the crawl was refused or the ledger refused a write,"
+        " 2 a usage error.",
+    )
+    parser.add_argument("vendors", nargs="*", metavar="VENDOR", help="vendor ids or patterns")
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="PATTERN",
+        help="leave out the feeds whose vendor matches (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--spider", metavar="NAME",
+        help="crawl with this spider only (default: the spiders of the chosen feeds)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--verbose", dest="crawl_verbose", action="store_true",
+        help="Scrapy's full log (banner, settings, middlewares, stats): -s LOG_LEVEL=INFO",
+    )  # fmt: skip
+    parser.add_argument(
+        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+        help="a Scrapy or CROVIA_* setting for this crawl, as `scrapy crawl -s` (repeatable)",
+    )  # fmt: skip
+    parser.set_defaults(handler=cmd_crawl)
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    from crovia_spider.schedule.children import crawl_command
+
+    prefix = crawl_command()
+    settings = [arg for pair in args.settings for arg in ("-s", pair)]
+    if args.crawl_verbose or args.verbose:
+        settings = ["-s", "LOG_LEVEL=INFO", *settings]  # a later -s LOG_LEVEL=... still wins
+    code = 0
+    for spider, vendors in plan(args.vendors, args.skip, args.spider, _feeds_file(args.settings)):
+        argv = [*prefix, "crawl", spider, *settings]
+        if vendors:
+            argv += ["-a", "vendor=" + ",".join(vendors)]
+        if args.skip:
+            argv += ["-a", "skip=" + ",".join(args.skip)]
+        status, interrupted = _run(argv, project_root())
+        code = max(code, status)
+        if status or interrupted:
+            break
+    return code
+
+
+def plan(
+    vendors: list[str], skip: list[str], spider: str | None, feeds_file: Path
+) -> list[tuple[str, list[str]]]:
+    """(spider, vendor ids and patterns for it) for each crawl to run, in order."""
+    from crovia_spider.exceptions import ConfigError
+    from crovia_spider.feeds_config import DEFAULT_SPIDER, is_pattern, load_feeds, matches
+
+    if spider is not None:
+        return [(spider, vendors)]
+    try:
+        feeds = load_feeds(feeds_file)
+    except ConfigError:
+        return [(DEFAULT_SPIDER, vendors)]  # the crawl reports the file's fault, as scrapy's would
+    ids = {feed.vendor for feed in feeds}
+    if any(not is_pattern(name) and name not in ids for name in vendors):
+        return [(DEFAULT_SPIDER, vendors)]  # refused with a suggestion by the spider
+    patterns = [name for name in vendors if is_pattern(name)]
+    order: dict[str, list[str]] = {}
+    for feed in feeds:
+        if vendors:
+            chosen = feed.vendor in vendors or (feed.enabled and matches(feed, patterns))
+        else:
+            chosen = feed.enabled
+        if chosen and not matches(feed, skip):
+            names = order.setdefault(feed.spider, [])
+            if feed.vendor in vendors:
+                names.append(feed.vendor)
+    if not order:
+        return [(DEFAULT_SPIDER, vendors)]  # nothing left: the spider says why
+    return [(name, [*own, *patterns] if vendors else []) for name, own in order.items()]
+
+
+def _feeds_file(settings: list[str]) -> Path:
+    """The feed list this crawl reads: `-s CROVIA_FEEDS_FILE=...` if given, else the default."""
+    from crovia_spider.options import resolve_path
+
+    for pair in reversed(settings):
+        name, _, value = pair.partition("=")
+        if name == "CROVIA_FEEDS_FILE":
+            return resolve_path(value)
+    return path_default("CROVIA_FEEDS_FILE")
+
+
+def _run(argv: list[str], cwd: Path) -> tuple[int, bool]:
+    """Run one crawl; pass SIGINT and SIGTERM on to it. (exit status, whether it was stopped)."""
+    child = subprocess.Popen(argv, cwd=cwd, start_new_session=True)
+    stopped = False
+
+    def forward(signum: int, frame: object) -> None:
+        nonlocal stopped
+        stopped = True
+        child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return (status if status >= 0 else 128 - status), stopped
