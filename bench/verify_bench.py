@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/verify_bench.py [--rounds 15]
 
-Times `crovia verify RECEIPT --pubkey KEY` on the reference receipt (../shared/spec/
-seed_axiom_proof.json, no stamps) against the floor `python -c "import nacl, orjson"` (the two
+Times `crovia verify RECEIPT --pubkey KEY` on the reference receipt (its copy in
+tests/vectors/, no stamps) against the floor `python -c "import nacl, orjson"` (the two
 libraries a receipt check needs), alternating them so load from other processes hits both alike;
 prints the ratio of the best rounds and of the medians (goal: <= 2x, and 0.15 s on an idle
 machine, issue 19). The project's modules are byte-compiled first (`compileall`), as an installed
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from ledger_bench import load_average, ratio_line  # noqa: E402
 
-SEED = ROOT.parent.parent / "shared" / "spec" / "seed_axiom_proof.json"
+SEED = ROOT / "tests" / "vectors" / "seed_axiom_proof.json"  # the reference, copied
 CROVIA = Path(sys.executable).parent / "crovia"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.crawl import PROJECT_ROOT
 
-SEED = PROJECT_ROOT.parent.parent / "shared" / "spec" / "seed_axiom_proof.json"
+SEED = PROJECT_ROOT / "tests" / "vectors" / "seed_axiom_proof.json"  # the reference, copied
 STAMP_LIBRARIES = (
     "cryptography",
     "rfc3161_client",
