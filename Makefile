@@ -47,7 +47,7 @@ $(CHROMIUM):
 need-openssl:
 	@command -v openssl >/dev/null || { echo "openssl is missing: apt-get install -y openssl" >&2; exit 1; }
 
-demo: $(STAMP)
+demo: $(STAMP) need-openssl
 	$(BIN)/python -m crovia_spider.demo
 
 lint: $(STAMP)
