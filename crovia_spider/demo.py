@@ -7,8 +7,8 @@ receipt with `crovia prove` and checks it with `crovia verify`, pinning the demo
 root, so the earliest time vouched for by a pinned third party is shown. Every step is the real
 command a user would type. It ends by printing the key (in full, and its key id) and the commands
 to go on with, each naming the demo's files, so they work when pasted into a new shell. The folder
-keeps the ledger, key, trust root, the TSA's root certificate and the receipt (the README's
-session reads them) until the next `make demo` replaces it.
+keeps the ledger, key, trust root, public key (public_key.hex), the TSA's root certificate and the
+receipt (the README's session reads them) until the next `make demo` replaces it.
 """
 
 from __future__ import annotations
@@ -122,6 +122,7 @@ def make_key(work: Path, env: dict[str, str]) -> str:
     print(f"   public key: {bytes(verify_key).hex()}")
     print(f"   key id:     {key_id(bytes(verify_key))}")
     print(f"   trust root: {trust_root}")
+    (work / "public_key.hex").write_text(bytes(verify_key).hex() + "\n", encoding="ascii")
     return bytes(verify_key).hex()
 
 

@@ -42,6 +42,7 @@ def test_demo_prints_the_key_and_follow_up_commands_that_work(demo):
     verify_key = bytes(load_signing_key(key_file).verify_key)
     assert f"   public key: {verify_key.hex()}\n" in out
     assert f"   key id:     {key_id(verify_key)}\n" in out
+    assert (work / "public_key.hex").read_text() == f"{verify_key.hex()}\n"  # README's session
     commands = [line.strip() for line in out.split("Try, in a new shell here:\n")[1].splitlines()]
     assert [c.split()[:2] for c in commands] == [
         [".venv/bin/crovia", verb] for verb in ("find", "stats", "prove", "verify", "audit")
