@@ -59,6 +59,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_KILL_AFTER,
         help=f"then seconds from SIGTERM to SIGKILL (default {DEFAULT_KILL_AFTER:g})",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="PORT",
+        default=None,
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port, logged)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address the metrics server listens on (default 127.0.0.1: this machine only)",
+    )
     parser.set_defaults(handler=run_schedule)
 
 
@@ -74,6 +87,9 @@ def run_schedule(args: argparse.Namespace) -> int:
         return 0
     from crovia_spider.schedule.runner import HarvestScheduler
 
+    if args.metrics_port is not None:
+        _serve_metrics(args.metrics_host, args.metrics_port)
+
     scheduler = HarvestScheduler(
         jobs,
         project_root=root,
@@ -82,6 +98,34 @@ def run_schedule(args: argparse.Namespace) -> int:
         kill_after=args.kill_after,
     )
     return scheduler.run()
+
+
+def _serve_metrics(host: str, port: int) -> None:
+    """Start the metrics server (a daemon thread) and log its address; exit 2 if it cannot bind."""
+    import logging
+
+    from crovia_spider.metrics import serve
+
+    publish = path_default("CROVIA_PUBLISH_DIR") if env_default("CROVIA_PUBLISH_DIR") else None
+    try:
+        server, _thread = serve(path_default("CROVIA_LEDGER_DIR"), publish, host, port)
+    except OSError as exc:
+        raise OSError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
+    bound_host, bound_port = server.server_address[:2]
+    logging.getLogger("crovia_spider.schedule.runner").info(
+        "metrics at http://%s:%d/metrics", _url_host(str(bound_host)), bound_port
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {text}")
+    return value
 
 
 def _print_list(jobs: list[Job], now: datetime, *, as_json: bool) -> None:
