@@ -98,11 +98,14 @@ def test_schedule_serves_metrics_on_loopback_that_match_the_run_record(
     args = ", ".join(f'"{a}"' for a in FAST_SETTINGS)
     schedule = write_schedule(
         tmp_path / "schedule.toml",
-        f'[[jobs]]\nname = "harvest"\nspider = "vendor_press"\nargs = [{args}]\nevery = "3s"\n',
+        f'[[jobs]]\nname = "harvest"\nspider = "vendor_press"\nargs = [{args}]\nevery = "3s"\n'
+        '\n[[jobs]]\nname = "publish"\npublish = true\nevery = "1h"\n',
     )
-    scheduler = start_scheduler(
-        ["--config", str(schedule), "--metrics-port", "0"], crawl_env(tmp_path)
-    )
+    env = crawl_env(tmp_path)
+    env.pop("CROVIA_PUBLISH_DIR", None)
+    scheduler = start_scheduler(["--config", str(schedule), "--metrics-port", "0"], env)
+    # A configured job that will not run says so at start (issue 17, obs 8), never vanishes.
+    scheduler.wait_for(r"job=publish skipped: CROVIA_PUBLISH_DIR is unset")
     (line,) = scheduler.wait_for(r"metrics at http://127\.0\.0\.1:\d+/metrics")
     url = re.search(r"http://\S+", line)[0]
     scheduler.wait_for(r"job=harvest finished", count=2, timeout=90)
