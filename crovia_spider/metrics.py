@@ -66,6 +66,9 @@ class RunTotals:
 
     def __init__(self, runs_file: Path) -> None:
         self.path = runs_file
+        self._reset()
+
+    def _reset(self) -> None:
         self._offset = 0
         self.feeds: dict[str, FeedHealth] = {}
         self.runs: dict[tuple[str, str], int] = {}
@@ -78,7 +81,7 @@ class RunTotals:
         except FileNotFoundError:
             size = 0
         if size < self._offset:
-            self.__init__(self.path)  # type: ignore[misc]
+            self._reset()
         if size == self._offset:
             return
         with self.path.open("rb") as handle:
@@ -94,21 +97,25 @@ class RunTotals:
         self._offset += len(complete)
 
     def _add(self, record: dict[str, Any]) -> None:
+        """Count one run record; raises (counting nothing) when it is not one."""
         finished = parse_time(record["finished_at"])
+        feeds = [
+            (str(feed["vendor"]), fetch_outcome(feed), [int(feed.get(c, 0)) for c in CHANGES])
+            for feed in record.get("feeds", [])
+        ]
         self.last_run_finished = max(finished, self.last_run_finished or finished)
-        key = (record.get("spider", ""), record.get("outcome", ""))
+        key = (str(record.get("spider", "")), str(record.get("outcome", "")))
         self.runs[key] = self.runs.get(key, 0) + 1
-        for feed in record.get("feeds", []):
-            health = self.feeds.setdefault(feed["vendor"], FeedHealth())
-            outcome = fetch_outcome(feed)
+        for vendor, outcome, counts in feeds:
+            health = self.feeds.setdefault(vendor, FeedHealth())
             health.fetches[outcome] += 1
             if outcome == "failed":
                 health.consecutive_failures += 1
             else:
                 health.consecutive_failures = 0
                 health.last_success = finished
-            for change in CHANGES:
-                health.issued[change] += int(feed.get(change, 0))
+            for change, count in zip(CHANGES, counts, strict=True):
+                health.issued[change] += count
 
 
 class LedgerCollector(Collector):
