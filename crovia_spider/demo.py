@@ -146,6 +146,11 @@ def stamp(work: Path, env: dict[str, str]) -> Path:
         out = run(crovia(), "stamp", env=env).stdout.strip().splitlines()
     print(f"4. crovia stamp, local TSA {tsa.url} (root certificate {pki.root}):")
     print(f"   {out[-1].strip() if out else 'done'}")
+    # The trust root again, now that there is a TSA root to trust: it lists it (`tsa_roots`).
+    run(
+        crovia(), "pubkey", "--key", env["CROVIA_SIGNING_KEY_FILE"], "--trust-root",
+        str(work / "trust_root.json"), "--force", env=env | {"CROVIA_TSA_ROOTS": str(pki.root)},
+    )  # fmt: skip
     return pki.root
 
 
