@@ -100,10 +100,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print_json({"ok": True, **verdict.__dict__, "checks": list(verdict.checks), **stamps})
         return EXIT_OK
     print(f"OK: {verdict.axiom_id} verified; this receipt vouches that")
+    if verdict.fetch:  # an AX.FETCH record: the fetch itself, not an item
+        print(f"  {printable(verdict.fetch)}")
+    item = () if verdict.fetch else (("title", verdict.title), ("url", verdict.url))
     for label, value in (
         ("vendor", verdict.vendor),
-        ("title", verdict.title),
-        ("url", verdict.url),
+        *item,
         ("observed at", verdict.observed_at),
         ("issued at", verdict.issued_at),
         ("ledger", f"leaf {verdict.leaf_index} of {verdict.leaf_count}"),
