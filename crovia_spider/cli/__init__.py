@@ -28,6 +28,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.key_cmds",
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.find_cmds",
+    "crovia_spider.cli.history_cmds",
     "crovia_spider.cli.body_cmds",
     "crovia_spider.cli.feeds_cmds",
     "crovia_spider.cli.schedule_cmds",
