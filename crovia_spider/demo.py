@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 from ledger.keys import key_id, load_signing_key
-from ledger.store import Ledger
+from ledger.store import Ledger, find_leaves
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_FEEDS = PROJECT_ROOT / "demo" / "feeds"
@@ -98,14 +98,15 @@ def make_key(env: dict[str, str]) -> str:
 
 
 def crawl_and_prove(work: Path, env: dict[str, str]) -> tuple[Path, str]:
-    """Crawl the sample feeds, export the first leaf's receipt; return its path and axiom id."""
+    """Crawl the sample feeds, export the first item's receipt; return its path and axiom id."""
     run(str(BIN / "scrapy"), "crawl", "vendor_press", "-s", "DOWNLOAD_DELAY=0", env=env)
     stats = json.loads(run(crovia(), "stats", "--json", env=env).stdout)
     print(
         f"3. crawled into {work / 'ledger'}: {stats['leaves']} envelopes, {stats['seals']} seal(s)"
     )
+    first_item = next(find_leaves(work / "ledger"))  # leaf 0 is the first feed's fetch record
     with Ledger.open(work / "ledger") as ledger:
-        envelope = ledger.envelope(0)
+        envelope = ledger.envelope(first_item.leaf_index)
     receipt = run(crovia(), "prove", envelope["axiom_id"], env=env).stdout
     receipt_path = work / "receipt.json"
     receipt_path.write_text(receipt, encoding="utf-8")
