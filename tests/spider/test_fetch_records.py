@@ -278,3 +278,16 @@ def test_an_older_ledger_gains_fetch_records_and_nothing_signed_changes(tmp_path
 def _key(tmp_path: Path) -> Path:
     crawl_env(tmp_path)  # creates the key
     return tmp_path / "keys" / "signing.key"
+
+
+def test_crovia_body_gives_the_body_a_fetch_record_names(six, tmp_path):
+    tmp, records, _ = six
+    rec = by_crawl(records)
+    ledger = str(tmp / "ledger")
+    for name, expected in (("appeared", "appeared"), ("not modified", "edited")):
+        out = tmp_path / f"{name}.xml"
+        done = crovia(tmp, "body", rec[name]["axiom_id"], "--ledger-dir", ledger, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        assert out.read_bytes() == BODIES[expected]
+    failed = crovia(tmp, "body", rec["failed"]["axiom_id"], "--ledger-dir", ledger)
+    assert failed.returncode == 2 and "names no body" in failed.stderr
