@@ -92,9 +92,15 @@ def body_identities(
     `body` is `record_body` says it was read (its vendor, feed URL, Content-Type and entry limit,
     and the final URL of the fetch that received it); None when the body is not a readable feed.
     """
-    entries = record_body.get("entries") or {}
-    parsed = parse_body(body, parse_headers(record_body.get("content_type", ""), final_url))
+    entries = record_body.get("entries")
+    vendor, feed_url = record_body.get("vendor"), record_body.get("feed_url")
+    content_type = record_body.get("content_type", "")
+    limit = entries.get("limit") if isinstance(entries, Mapping) else None
+    if not all(type(v) is str for v in (vendor, feed_url, content_type, final_url)):
+        return None  # not a record this reader can follow (the audit names what is wrong)
+    if type(limit) is not int or limit < 0:
+        return None
+    parsed = parse_body(body, parse_headers(content_type, final_url))
     if parsed.failed:
         return None
-    limit = entries.get("limit", len(parsed.entries))
-    return read_identities(parsed, record_body["vendor"], record_body["feed_url"], final_url, limit)
+    return read_identities(parsed, vendor, feed_url, final_url, limit)

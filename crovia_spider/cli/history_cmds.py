@@ -140,6 +140,16 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_absent(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
+    from ledger.exceptions import VerificationError
+
+    try:
+        return _absent(args)
+    except VerificationError as exc:  # exit 1 means "present" here: a failed check is no answer
+        raise CroviaError(f"no answer: {exc}") from None
+
+
+def _absent(args: argparse.Namespace) -> int:
+    from crovia_spider.exceptions import CroviaError
     from ledger.store import fetched_feeds, item_envelopes, parse_since, timeline
 
     require_ledger(args.ledger_dir)
@@ -165,13 +175,8 @@ def cmd_absent(args: argparse.Namespace) -> int:
             return identity in identities
         return args.url in (identity.get("link"), identity.get("guid"))
 
-    from ledger.exceptions import VerificationError
-
     start = identities[0] if identities else {"link": args.url}
-    try:
-        line = timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
-    except VerificationError as exc:  # exit 1 means "present" here: a failed check is no answer
-        raise CroviaError(f"no answer: {exc}") from None
+    line = timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
     answers = [(feed, feed.nearest_before(at)) for feed in line.feeds]
     proved = [(feed, seen) for feed, seen in answers if seen is not None]
     if not proved:

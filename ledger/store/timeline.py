@@ -15,7 +15,7 @@ It reads `axiom_ledger.jsonl` line by line without the lock (a torn last line is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ import orjson
 
 from ledger import jsonl
 from ledger.envelope import AXIOM_TYPE
-from ledger.exceptions import EntriesMismatch, LedgerNotFound
+from ledger.exceptions import EntriesMismatch, LedgerNotFound, LineInvalid
 from ledger.fetch_record import FETCH_TYPE, HOLDS_ENTRIES, NOT_MODIFIED, entries_digest
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
@@ -157,7 +157,7 @@ def timeline(
     out = []
     for vendor, url in feeds:
         mine = [(i, e) for i, e in records if e["body"].get("feed_url") == url]
-        mine.sort(key=lambda pair: (pair[1]["body"].get("fetched_at", ""), pair[0]))
+        mine.sort(key=lambda pair: (str(pair[1]["body"].get("fetched_at", "")), pair[0]))
         line = FeedTimeline(vendor, url)
         for index, envelope in mine:
             held_ids = reader.identities(envelope, index)
@@ -179,7 +179,11 @@ class _Bodies:
     def identities(self, envelope: Mapping[str, Any], index: int) -> list[dict[str, str]] | None:
         body = envelope["body"]
         digest = body.get("body_sha256")
-        if body.get("outcome") not in HOLDS_ENTRIES or not digest or "entries" not in body:
+        if (
+            body.get("outcome") not in HOLDS_ENTRIES
+            or not digest
+            or type(body.get("entries")) is not dict
+        ):
             return None
         if body["outcome"] != NOT_MODIFIED:
             final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
@@ -207,12 +211,23 @@ class _Bodies:
         return found
 
 
-def _leaves(directory: Path):
+def _leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(leaf index, envelope) of every line; LineInvalid naming the leaf for a line that is not a
+    JSON object (`crovia audit` says more), and every section used here made a dict."""
     path = Path(directory) / LEDGER_FILE
     if not path.is_file():
         raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
     for index, (_, line) in enumerate(jsonl.iter_lines(path)):
-        yield index, orjson.loads(line)
+        try:
+            envelope = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LineInvalid(f"leaf {index} is not JSON ({exc}): run crovia audit") from None
+        if type(envelope) is not dict:
+            raise LineInvalid(f"leaf {index} is not a JSON object: run crovia audit")
+        for section in ("body", "object", "subject"):
+            if type(envelope.get(section)) is not dict:
+                envelope[section] = {}
+        yield index, envelope
 
 
 def _version(envelope: Mapping[str, Any], index: int) -> Version:

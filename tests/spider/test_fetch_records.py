@@ -291,3 +291,21 @@ def test_crovia_body_gives_the_body_a_fetch_record_names(six, tmp_path):
         assert out.read_bytes() == BODIES[expected]
     failed = crovia(tmp, "body", rec["failed"]["axiom_id"], "--ledger-dir", ledger)
     assert failed.returncode == 2 and "names no body" in failed.stderr
+
+
+def test_a_damaged_ledger_line_is_named_not_a_traceback(six, tmp_path):
+    import shutil
+
+    tmp, records, _ = six
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp / "ledger", copy / "ledger")
+    lines = (copy / "ledger" / "axiom_ledger.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = b"not json\n"
+    (copy / "ledger" / "axiom_ledger.jsonl").write_bytes(b"".join(lines))
+    ledger = str(copy / "ledger")
+    shown = crovia(tmp, "history", "--url", ITEM, "--ledger-dir", ledger)
+    assert shown.returncode == 1 and "leaf 1 is not JSON" in shown.stderr, shown.stderr
+    assert "Traceback" not in shown.stderr
+    at = records[-1]["body"]["fetched_at"]
+    answer = crovia(tmp, "absent", "--url", ITEM, "--at", at, "--ledger-dir", ledger)
+    assert answer.returncode == 2 and "leaf 1 is not JSON" in answer.stderr, answer.stderr
