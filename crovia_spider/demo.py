@@ -27,7 +27,7 @@ from pathlib import Path
 
 from crovia_spider.demo_tsa import OpenSslTsa, TestPki
 from ledger.keys import key_id, load_signing_key
-from ledger.store import Ledger
+from ledger.store import Ledger, find_leaves
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_FEEDS = PROJECT_ROOT / "demo" / "feeds"
@@ -127,14 +127,15 @@ def make_key(work: Path, env: dict[str, str]) -> str:
 
 
 def crawl(work: Path, env: dict[str, str]) -> tuple[str, str]:
-    """Crawl the sample feeds (the crawl seals at its end); the first leaf's axiom id and title."""
+    """Crawl the sample feeds (the crawl seals at its end); the first item's axiom id and title."""
     run(str(BIN / "scrapy"), "crawl", "vendor_press", "-s", "DOWNLOAD_DELAY=0", env=env)
     stats = json.loads(run(crovia(), "stats", "--json", env=env).stdout)
     print(
         f"3. crawled into {work / 'ledger'}: {stats['leaves']} envelopes, {stats['seals']} seal(s)"
     )
+    first_item = next(find_leaves(work / "ledger"))  # leaf 0 is the first feed's fetch record
     with Ledger.open(work / "ledger") as ledger:
-        envelope = ledger.envelope(0)
+        envelope = ledger.envelope(first_item.leaf_index)
     return envelope["axiom_id"], envelope["body"]["title"]
 
 
