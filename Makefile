@@ -11,7 +11,7 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test demo lint bench clean need-openssl
+.PHONY: install browser crawl test check demo lint bench clean need-openssl
 
 install: $(STAMP)
 
@@ -27,8 +27,16 @@ crawl: $(STAMP)
 	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
 	$(BIN)/scrapy crawl vendor_press
 
+# Everything, test files spread over every core (pytest-xdist; `make test PYTEST_WORKERS=1` runs
+# them one by one). A skipped test fails here (CROVIA_FORBID_SKIPS): CI runs everything or says why.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) need-openssl $(CHROMIUM)
-	$(BIN)/python -m pytest
+	CROVIA_FORBID_SKIPS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+
+# For development: lint, then the fast tests (no crawl, no command run, no browser: the tests
+# conftest.py does not mark slow), in under a minute.
+check: lint
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow" -q
 
 browser: $(CHROMIUM)
 
@@ -47,7 +55,7 @@ $(CHROMIUM):
 need-openssl:
 	@command -v openssl >/dev/null || { echo "openssl is missing: apt-get install -y openssl" >&2; exit 1; }
 
-demo: $(STAMP)
+demo: $(STAMP) need-openssl
 	$(BIN)/python -m crovia_spider.demo
 
 lint: $(STAMP)

@@ -1,7 +1,8 @@
 """Per-feed state kept between crawls: HTTP validators for conditional GET and the last outcome.
 
-The spider reads it (`conditional_headers`); the issue stage merges each run into it
-(`updated_state`) only after the run is durable.
+The spider reads it (`conditional_headers`, and for fetch records the feed's last body and the
+body its validators name); the issue stage merges each run into it (`updated_state`) only after
+the run is durable.
 
 Lives in `<ledger dir>/feeds_state.json`, replaced atomically (write, fsync, rename). The issue
 stage writes it only after the crawl's last batch is durably in the ledger, and stores a feed's ETag
@@ -80,9 +81,17 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
     state = load_state(ledger_dir)
     for feed in run.feeds.values():
         entry = dict(state.get(feed.url, {}))
+        body = run.bodies.get(feed.vendor)
         if _complete(feed) and not feed.not_modified:
             entry["etag"], entry["last_modified"] = feed.etag, feed.last_modified
             entry["identity_rule"] = IDENTITY_RULE
+            # The body these validators name: a later 304's fetch record confirms it.
+            if body is not None:
+                entry["validated_body"] = body
+            else:
+                entry.pop("validated_body", None)
+        if body is not None:  # the next fetch record says whether its body is this one
+            entry["last_body_sha256"] = body["sha256"]
         entry["vendor"] = feed.vendor
         entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
         _health(entry, feed, run.started_at)

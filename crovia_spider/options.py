@@ -65,6 +65,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "where `crovia publish` writes the static log; set: the scheduler publishes after seals",
     ),
     "CROVIA_WITNESSES": ("", "comma-separated witness base URLs `crovia publish` asks to cosign"),
+    "CROVIA_METRICS_FILE": (
+        "",
+        "set: every crawl writes Prometheus metrics there (node-exporter's textfile collector)",
+    ),
 }
 
 

@@ -87,6 +87,10 @@ class RunLog:
         self.parent_run_hash = parent_run_hash(self.run_id, spider, self.started_at)
         self.feeds = {vendor: FeedOutcome(vendor, url) for vendor, url in feeds}
         self.problems: list[str] = []  # run-level trouble (ledger errors), shown in the record
+        # vendor -> {"sha256", "entries"} of the body each feed answered with and could be read
+        # (its fetch record states them): the feed state keeps them beside the validators, so a
+        # later 304 names the body it confirms (crovia_spider/feed_state.py). Not in the record.
+        self.bodies: dict[str, dict[str, Any]] = {}
         # When the crawl took the ledger lock: writes of crawls that raced for it are serialised
         # from here, while started_at is stamped before the wait.
         self.lock_acquired_at = ""

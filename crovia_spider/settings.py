@@ -35,6 +35,9 @@ CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
 CROVIA_FAILING_AFTER = env_default("CROVIA_FAILING_AFTER")
 # Entries read per feed and crawl; the rest are counted as dropped (a feed of millions is no feed).
 CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
+# Set: every crawl ends by writing Prometheus metrics there (crovia_spider/metrics.py).
+CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
+CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
 USER_AGENT = user_agent(env_default("CROVIA_USER_AGENT"), CROVIA_CONTACT_URL)

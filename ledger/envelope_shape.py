@@ -3,8 +3,9 @@
 A valid signature only says the key signed those bytes; a seal's fields with the seal's own
 signature verify as an "envelope" too (both sign canonical JSON of the object minus its signature).
 So both verifiers require the reference envelope's exact top-level key set, `schema`
-"crovia.axiom.v1", `axiom_type` "AX.OBS", an anchor naming the leaf index, and the fields a
-verifier reports with the right types. Sub-objects stay open: `object` may carry more keys than
+"crovia.axiom.v1", `axiom_type` "AX.OBS" (an observed item) or "AX.FETCH" (a fetch record,
+ledger/fetch_record.py), an anchor naming the leaf index, and the fields a verifier reports for
+that type with the right types. Sub-objects stay open: `object` may carry more keys than
 `captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
 and vendor. docs/ledger.md, "Envelopes".
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
+from ledger.fetch_record import FETCH_TYPE, OUTCOMES
 
 ENVELOPE_KEYS = frozenset(
     {
@@ -53,6 +55,20 @@ REPORTED: tuple[tuple[str, str], ...] = (
     ("object", "primary_source_url"),
     ("subject", "observed_at"),
 )
+# An AX.FETCH record reports the feed and what the fetch found instead of an item's title.
+REPORTED_FETCH: tuple[tuple[str, str], ...] = (
+    ("", "axiom_id"),
+    ("", "issued_at"),
+    ("", "signature"),
+    ("body", "vendor"),
+    ("body", "feed_url"),
+    ("body", "outcome"),
+    ("body", "fetched_at"),
+    ("object", "captured_by"),
+    ("object", "primary_source_url"),
+    ("subject", "observed_at"),
+)
+AXIOM_TYPES = {AXIOM_TYPE: REPORTED, FETCH_TYPE: REPORTED_FETCH}
 
 
 def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
@@ -70,14 +86,25 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
             expected=sorted(ENVELOPE_KEYS),
             computed=sorted(envelope),
         )
-    for name, value in (("schema", ENVELOPE_SCHEMA), ("axiom_type", AXIOM_TYPE)):
-        if envelope[name] != value:
-            raise EnvelopeMalformed(f"envelope.{name}", expected=value, computed=envelope[name])
-    for section, name in REPORTED:
+    if envelope["schema"] != ENVELOPE_SCHEMA:
+        raise EnvelopeMalformed(
+            "envelope.schema", expected=ENVELOPE_SCHEMA, computed=envelope["schema"]
+        )
+    kind = envelope["axiom_type"]
+    reported = AXIOM_TYPES.get(kind) if type(kind) is str else None
+    if reported is None:
+        raise EnvelopeMalformed(
+            "envelope.axiom_type", expected=sorted(AXIOM_TYPES), computed=envelope["axiom_type"]
+        )
+    for section, name in reported:
         holder = envelope[section] if section else envelope
         if type(holder) is not dict or type(holder.get(name)) is not str:
             where = f"envelope.{section}.{name}" if section else f"envelope.{name}"
             raise EnvelopeMalformed(f"{where} is a string", expected="str", computed=holder)
+    if reported is REPORTED_FETCH and envelope["body"]["outcome"] not in OUTCOMES:
+        raise EnvelopeMalformed(
+            "envelope.body.outcome", expected=list(OUTCOMES), computed=envelope["body"]["outcome"]
+        )
     if anchor:
         first_anchor(envelope)
 

@@ -310,3 +310,10 @@ class BodyMismatch(VerificationError):
     `object.fetch.body_sha256` names (found by `crovia audit` and `crovia body`)."""
 
     check = "fetch_body"
+
+
+class EntriesMismatch(VerificationError):
+    """A kept body read again does not hold the entries its fetch record (AX.FETCH) signs: the
+    count or the digest of their identities differs (ledger/store/timeline.py)."""
+
+    check = "fetch_entries"

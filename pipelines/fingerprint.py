@@ -33,8 +33,8 @@ import re
 from typing import Any
 
 from crovia_spider.feed.arxiv import abs_url
+from crovia_spider.feed.identity import canonical_link, identity
 from crovia_spider.feed.urls import guid_identifier, web_url
-from crovia_spider.feeds_config import ARXIV_FAMILY
 from crovia_spider.items import FeedEntryItem
 from ledger.canonical import canonical_json
 from ledger.store import identity_digest
@@ -42,20 +42,6 @@ from pipelines.stage import Stage
 
 FINGERPRINT_VERSION = 1
 _ARXIV_HEADER = re.compile(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*(?:Abstract:\s*)?", re.I)
-
-
-def canonical_link(url: str) -> str:
-    """`url` as a safe http(s) URL (crovia_spider/feed/urls.py: scheme and host lower-cased,
-    default port dropped, percent-encoded, fragment kept); "" for "" or no http(s) URL."""
-    return web_url(url)
-
-
-def identity(item: FeedEntryItem) -> dict[str, str]:
-    """The item's identity, `{"family", "guid", "link"}` (see the module docstring)."""
-    if item.arxiv:
-        return {"family": ARXIV_FAMILY, "guid": "", "link": abs_url(item.arxiv["id"])}
-    family = item.family or item.vendor
-    return {"family": family, "guid": item.guid, "link": canonical_link(item.link)}
 
 
 def target_id(item: FeedEntryItem) -> str:
@@ -91,7 +77,7 @@ class FingerprintPipeline(Stage):
     """Sets `item.identity`, `item.identity_key`, `item.target_id` and `record["fingerprint"]`."""
 
     def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
-        item.identity = identity(item)
+        item.identity = item.identity or identity(item)  # the spider sets it (fetch records)
         item.identity_key = identity_digest(item.identity)
         item.target_id = target_id(item)
         doc = fingerprint_doc(item, item.target_id)

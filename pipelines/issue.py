@@ -8,6 +8,10 @@ to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feed_st
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
+Every fetch of every feed is also signed, as an AX.FETCH fetch record (ledger/fetch_record.py):
+the spider sends it (crovia_spider/fetches.py) before the feed's items, and it joins the batch
+like an item, its received body kept the same way.
+
 Envelope extras: the item's identity in `object.identity` (`{"family", "guid", "link"}`, what
 dedupe groups versions by); the fetch evidence in `object.fetch`; arXiv id, version and announce
 type in `object.arxiv`; the classification ruleset in `confidence.ruleset`; what the item is about
@@ -29,11 +33,13 @@ from scrapy.crawler import Crawler
 
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.feed_state import failing_streaks, load_state, updated_state
+from crovia_spider.fetches import FETCH_RECORDED, FeedFetch
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runsummary import log_summary
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
+from ledger.fetch_record import new_fetch_envelope
 from ledger.store import BodyStore, Ledger
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
@@ -43,6 +49,8 @@ logger = logging.getLogger(__name__)
 # feed cannot pile every envelope of a crawl up in memory.
 MAX_PENDING_BATCHES = 4
 NOT_ISSUED = "not issued: the ledger failed earlier in this run"
+# The `change` of a fetch record in a batch: it is no item, so it counts in no item counter.
+FETCH = "fetch"
 
 
 def object_extra(item: FeedEntryItem) -> dict[str, Any]:
@@ -83,6 +91,7 @@ class IssuePipeline(Stage):
         stage.run.lock_acquired_at = stage.session.opened_at
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(stage.item_error, signal=signals.item_error)
+        crawler.signals.connect(stage.fetch_recorded, signal=FETCH_RECORDED)
         return stage
 
     def item_error(self, item: Any, response: Any, spider: Any, failure: Any) -> None:
@@ -114,6 +123,19 @@ class IssuePipeline(Stage):
             self._flush()
         return item
 
+    def fetch_recorded(self, fetch: FeedFetch) -> None:
+        """Sign a fetch record (AX.FETCH) in the batch, before the items of its feed, and keep
+        the body it received. After a ledger failure nothing more is issued (the run record
+        says so)."""
+        if self.failed or not self.session.is_open:
+            return
+        envelope = new_fetch_envelope(**fetch.envelope_fields())
+        self.batch.append((fetch.vendor, FETCH, envelope))
+        if fetch.fetch and "body_sha256" in fetch.fetch:  # a 200's body, kept as items' bodies
+            self.batch_bodies[fetch.fetch["body_sha256"]] = fetch.body
+        if len(self.batch) >= self.batch_size:
+            self._flush()
+
     def close_spider(self) -> None:
         if self.session.is_open:
             self._flush()
@@ -130,8 +152,9 @@ class IssuePipeline(Stage):
 
     def _flush(self) -> None:
         if self.failed:
-            for vendor, _, _ in self.batch:
-                self.run.drop(vendor, NOT_ISSUED)
+            for vendor, change, _ in self.batch:
+                if change != FETCH:
+                    self.run.drop(vendor, NOT_ISSUED)
         elif self.batch:
             self.pending.append(self.session.submit(self._issue, self.batch, self.batch_bodies))
         self.batch, self.batch_bodies = [], {}
@@ -165,18 +188,19 @@ class IssuePipeline(Stage):
         batch: list[tuple[str, str, dict[str, Any]]],
         bodies: dict[str, bytes],
     ) -> None:
+        items = [(vendor, change) for vendor, change, _ in batch if change != FETCH]
         if self.failed:
-            for vendor, _, _ in batch:
+            for vendor, _ in items:
                 self.run.drop(vendor, NOT_ISSUED)
             return
         try:
             self._keep(writer, bodies)
             writer.issue([envelope for _, _, envelope in batch])
         except (LedgerError, OSError):
-            for vendor, _, _ in batch:
+            for vendor, _ in items:
                 self.run.drop(vendor, "not issued: the ledger refused the batch")
             raise
-        for vendor, change, _ in batch:
+        for vendor, change in items:
             self.run.count(vendor, change)
 
     def _keep(self, writer: Ledger, bodies: dict[str, bytes]) -> None:

@@ -5,6 +5,8 @@ To crawl in a test: `from tests.crawl import run_crawl` (see tests/crawl.py).
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,8 @@ import pytest
 
 from tests.feedserver import FeedServer
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "fixtures"
 FEEDS = FIXTURES / "feeds"
 
 
@@ -28,3 +31,62 @@ def module_feed_server() -> Iterator[FeedServer]:
     """One server for a whole test module, for crawls reused across several assertions."""
     with FeedServer(FEEDS) as server:
         yield server
+
+
+# `make check` runs `pytest -m "not slow"`: lint and the fast tests, under a minute. A test is slow
+# when it starts processes (a crawl, a `crovia` command, openssl), a server or a browser: its
+# module, or the module of a fixture it uses, mentions one of these. Decided from the source, so a
+# new crawl test is slow without anyone remembering to mark it.
+SLOW_SIGNS = (
+    "subprocess",
+    "tests.crawl",
+    "tests.feedserver",
+    "FeedServer",
+    "tests.scratch",
+    "playwright",
+    "Popen",
+    "crovia_spider.demo",
+)
+_slow_sources: dict[str, bool] = {}
+
+
+def _source_is_slow(path: str | None) -> bool:
+    if not path or not path.endswith(".py"):
+        return False
+    if path not in _slow_sources:
+        source = Path(path).read_text(encoding="utf-8")
+        _slow_sources[path] = any(sign in source for sign in SLOW_SIGNS)
+    return _slow_sources[path]
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    if _source_is_slow(str(item.path)):
+        return True
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    for defs in fixture_info.name2fixturedefs.values() if fixture_info else ():
+        for definition in defs:
+            try:
+                source = inspect.getsourcefile(definition.func)
+            except TypeError:
+                continue
+            if source and Path(source).is_relative_to(TESTS) and _source_is_slow(source):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "slow" not in item.keywords and _is_slow(item):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """`make test` (CI) sets CROVIA_FORBID_SKIPS=1: a skipped test fails there, saying why, so a
+    missing tool (openssl, Chromium, node) can never pass as a quiet 's'."""
+    outcome = yield
+    report = outcome.get_result()
+    forbidden = os.environ.get("CROVIA_FORBID_SKIPS") == "1"
+    if forbidden and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and `make test` forbids skips: {report.longrepr}"

@@ -104,12 +104,23 @@ def run_records(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def envelopes(tmp_path: Path) -> list[dict[str, Any]]:
-    """Every envelope of the ledger in `tmp_path`, in leaf order."""
+def leaves(tmp_path: Path) -> list[dict[str, Any]]:
+    """Every envelope of the ledger in `tmp_path`, items and fetch records, in leaf order."""
     path = tmp_path / "ledger" / "axiom_ledger.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def envelopes(tmp_path: Path) -> list[dict[str, Any]]:
+    """Every item envelope (AX.OBS) of the ledger in `tmp_path`, in leaf order; the fetch
+    records (AX.FETCH), one per feed and crawl, are `fetch_records`."""
+    return [env for env in leaves(tmp_path) if env["axiom_type"] == "AX.OBS"]
+
+
+def fetch_records(tmp_path: Path) -> list[dict[str, Any]]:
+    """Every fetch record (AX.FETCH envelope) of the ledger in `tmp_path`, in leaf order."""
+    return [env for env in leaves(tmp_path) if env["axiom_type"] == "AX.FETCH"]
 
 
 def feed_outcome(record: dict[str, Any], vendor: str) -> dict[str, Any]:

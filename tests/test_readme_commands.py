@@ -1,12 +1,15 @@
 """Every command of README.md and docs/*.md works as written, typed in a new shell of a fresh copy.
 
 What runs: each line of each ```sh block (a line ending in `\\` joins the next), in document order,
-README first, then docs/ by name. ```text blocks are synopses (`[...]` optional, CAPITALS to fill
+README first, then docs/ by name, and then all of it a second time in the same copy: a user goes
+through a session more than once, so no line may depend on a file it wrote last time not being
+there (issue 17, obs 1). ```text blocks are synopses (`[...]` optional, CAPITALS to fill
 in) and other blocks are config or log samples: they are not commands. Each line runs in a new
 `bash -c` whose PATH does not hold the venv, preceded by the activation line README documents, so
 `crovia: command not found` cannot pass.
 
-Where: a copy of the project's files (what a clone holds, tracked or not yet tracked) in tmp_path,
+Where: a copy of the project's tracked files (what a clone holds: `git ls-files`, never a file a
+session left in this checkout) in tmp_path,
 with its `.venv` a link to this one, and with no CROVIA_* variable set: default paths resolve
 inside the copy. The copy's config/feeds.toml lists the demo feeds, with the ids the commands use
 (openai, arxiv_cs_ai, ...), served on 127.0.0.1, so every crawl is real and nothing reaches the
@@ -108,7 +111,7 @@ def fresh_copy(tmp_path_factory):
 
 def _project_files() -> list[str]:
     listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        ["git", "ls-files", "--cached", "-z"],
         cwd=PROJECT_ROOT, capture_output=True, check=True,
     )  # fmt: skip
     names = listing.stdout.decode().split("\0")
@@ -127,11 +130,37 @@ def new_shell_env(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(("document", "command"), RUN, ids=[f"{d.name}:{c[:50]}" for d, c in RUN])
-def test_command_works_as_written(fresh_copy, document, command):
+TWICE = [(n, doc, c) for n in (1, 2) for doc, c in RUN]
+
+
+@pytest.mark.parametrize(
+    ("round_", "document", "command"), TWICE, ids=[f"{n}-{d.name}:{c[:50]}" for n, d, c in TWICE]
+)
+def test_command_works_as_written(fresh_copy, round_, document, command):
     proc = subprocess.run(
         ["bash", "-c", f"{ACTIVATE}\n{command}"], cwd=fresh_copy, env=new_shell_env(fresh_copy),
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert proc.returncode == 0, f"{document.name}: {command}\n{proc.stdout}\n{proc.stderr}"
+    where = f"round {round_}, {document.name}: {command}"
+    assert proc.returncode == 0, f"{where}\n{proc.stdout}\n{proc.stderr}"
     assert "Traceback" not in proc.stderr
+
+
+def test_the_sessions_leave_files_only_where_git_ignores_them(fresh_copy):
+    """Run after both rounds: a file the commands wrote outside an ignored folder would show in
+    `git status` and be copied by a careless `git add .` (a receipt in the root did, obs 1)."""
+    assert (fresh_copy / "data" / "demo" / "receipt.json").is_file(), "the sessions ran first"
+    tracked = set(_project_files())
+    written = sorted(
+        str(p.relative_to(fresh_copy))
+        for p in fresh_copy.rglob("*")
+        if p.is_file() and ".venv" not in p.relative_to(fresh_copy).parts
+    )
+    new = [name for name in written if name not in tracked]
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"], cwd=PROJECT_ROOT, input="\n".join(new),
+        capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    # Written on purpose: the test's own OPML file, and the spider `scrapy genspider` makes.
+    expected = {"subscriptions.opml", "crovia_spider/spiders/lab_notes.py"}
+    assert sorted(set(new) - set(ignored) - expected) == []

@@ -35,6 +35,7 @@ SUBCOMMAND_MODULES = (
     "crovia_spider.cli.key_cmds",
     "crovia_spider.cli.ledger_cmds",
     "crovia_spider.cli.find_cmds",
+    "crovia_spider.cli.history_cmds",
     "crovia_spider.cli.body_cmds",
     "crovia_spider.cli.crawl_cmds",
     "crovia_spider.cli.feeds_cmds",

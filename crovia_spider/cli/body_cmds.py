@@ -84,6 +84,11 @@ def _write_checked(store: object, digest: object, path: Path, force: bool) -> No
 def _cited_body(envelope: dict, axiom_id: str) -> object:
     from crovia_spider.exceptions import CroviaError
 
+    if envelope.get("axiom_type") == "AX.FETCH":  # a fetch record: the body it received or
+        digest = (envelope.get("body") or {}).get("body_sha256")  # a 304 confirms
+        if digest is None:
+            raise CroviaError(f"{axiom_id} is a fetch record that names no body (a failure)")
+        return digest
     fetch = envelope.get("object", {}).get("fetch")
     if not isinstance(fetch, dict):
         raise CroviaError(f"{axiom_id} cites no fetched body (issued before fetch evidence)")

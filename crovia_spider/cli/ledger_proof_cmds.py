@@ -154,10 +154,12 @@ def _print_verdict(verdict: object, chain_source: list[str] | None) -> None:
             f"OK (--any-key): {verdict.axiom_id} is self-consistent (verdict: unpinned: any key"
             " accepted, so it does not show who signed it); this receipt vouches that"
         )
+    if verdict.fetch:  # an AX.FETCH record: the fetch itself, not an item
+        print(f"  {printable(verdict.fetch)}")
+    item = () if verdict.fetch else (("title", verdict.title), ("url", verdict.url))
     for label, value in (
         ("vendor", verdict.vendor),
-        ("title", verdict.title),
-        ("url", verdict.url),
+        *item,
         ("observed at", verdict.observed_at),
         ("issued at", verdict.issued_at),
         ("ledger", f"leaf {verdict.leaf_index} of {verdict.leaf_count}"),

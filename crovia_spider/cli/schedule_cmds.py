@@ -59,20 +59,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_KILL_AFTER,
         help=f"then seconds from SIGTERM to SIGKILL (default {DEFAULT_KILL_AFTER:g})",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="PORT",
+        default=None,
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port, logged)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address the metrics server listens on (default 127.0.0.1: this machine only)",
+    )
     parser.set_defaults(handler=run_schedule)
 
 
 def run_schedule(args: argparse.Namespace) -> int:
     """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if invalid."""
-    from crovia_spider.schedule.config import enabled_jobs, load_schedule
+    import logging
+
+    from crovia_spider.schedule.config import enabled_jobs, load_schedule, skip_reason
 
     root = project_root()
     config = args.config if args.config is not None else path_default("CROVIA_SCHEDULE_FILE")
-    jobs = enabled_jobs(load_schedule(config), env_default("CROVIA_PUBLISH_DIR"))
+    configured = load_schedule(config)
+    publish_dir = env_default("CROVIA_PUBLISH_DIR")
+    skipped = {job.name: skip_reason(job, publish_dir) for job in configured}
     if args.list:
-        _print_list(jobs, datetime.now(UTC), as_json=args.json)
+        _print_list(configured, skipped, datetime.now(UTC), as_json=args.json)
         return 0
+    jobs = enabled_jobs(configured, publish_dir)
+    for name, why in skipped.items():
+        if why:
+            logging.getLogger("crovia_spider.schedule.runner").info("job=%s skipped: %s", name, why)
     from crovia_spider.schedule.runner import HarvestScheduler
+
+    if args.metrics_port is not None:
+        _serve_metrics(args.metrics_host, args.metrics_port)
 
     scheduler = HarvestScheduler(
         jobs,
@@ -84,8 +108,39 @@ def run_schedule(args: argparse.Namespace) -> int:
     return scheduler.run()
 
 
-def _print_list(jobs: list[Job], now: datetime, *, as_json: bool) -> None:
-    rows = [_list_row(job, now) for job in jobs]
+def _serve_metrics(host: str, port: int) -> None:
+    """Start the metrics server (a daemon thread) and log its address; exit 2 if it cannot bind."""
+    import logging
+
+    from crovia_spider.metrics import serve
+
+    publish = path_default("CROVIA_PUBLISH_DIR") if env_default("CROVIA_PUBLISH_DIR") else None
+    try:
+        server, _thread = serve(path_default("CROVIA_LEDGER_DIR"), publish, host, port)
+    except OSError as exc:
+        raise OSError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
+    bound_host, bound_port = server.server_address[:2]
+    logging.getLogger("crovia_spider.schedule.runner").info(
+        "metrics at http://%s:%d/metrics", _url_host(str(bound_host)), bound_port
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {text}")
+    return value
+
+
+def _print_list(
+    jobs: list[Job], skipped: dict[str, str | None], now: datetime, *, as_json: bool
+) -> None:
+    """Every configured job; one that will not run says `skipped` and why, never vanishes."""
+    rows = [_list_row(job, skipped.get(job.name), now) for job in jobs]
     if as_json:
         for row in rows:
             print(json.dumps(row))
@@ -93,20 +148,23 @@ def _print_list(jobs: list[Job], now: datetime, *, as_json: bool) -> None:
     print(f"{'JOB':<16} {'NEXT (UTC)':<21} {'WHEN':<32} RUNS")
     for row in rows:
         when = row["when"] + (f" ~{row['jitter']}s" if row["jitter"] else "")
-        print(f"{row['name']:<16} {row['next'] or 'never':<21} {when:<32} {row['runs']}")
+        upcoming = "skipped" if row["skipped"] else row["next"] or "never"
+        runs = row["runs"] + (f" (skipped: {row['skipped']})" if row["skipped"] else "")
+        print(f"{row['name']:<16} {upcoming:<21} {when:<32} {runs}")
 
 
-def _list_row(job: Job, now: datetime) -> dict[str, object]:
+def _list_row(job: Job, skipped: str | None, now: datetime) -> dict[str, object]:
     """The next fire time before jitter, so the listing is the same from one call to the next."""
     exact = copy.copy(job.trigger)
     exact.jitter = None
-    upcoming = exact.get_next_fire_time(None, now)
+    upcoming = None if skipped else exact.get_next_fire_time(None, now)
     return {
         "name": job.name,
         "next": upcoming.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if upcoming else None,
         "when": job.when,
         "jitter": job.jitter or 0,
         "runs": job.action,
+        "skipped": skipped,
     }
 
 

@@ -67,7 +67,14 @@ class Job:
 
 def enabled_jobs(jobs: list[Job], publish_dir: str) -> list[Job]:
     """The jobs to schedule: publish jobs only when a publish directory is configured."""
-    return [job for job in jobs if publish_dir or not job.publish]
+    return [job for job in jobs if skip_reason(job, publish_dir) is None]
+
+
+def skip_reason(job: Job, publish_dir: str) -> str | None:
+    """Why a configured job is not scheduled (listed and logged as skipped), or None."""
+    if job.publish and not publish_dir:
+        return "CROVIA_PUBLISH_DIR is unset"
+    return None
 
 
 def load_schedule(path: Path) -> list[Job]:

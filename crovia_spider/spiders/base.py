@@ -27,9 +27,17 @@ from crovia_spider import logfilters
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
+from crovia_spider.feed.identity import identity
 from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.feed_state import conditional_headers, load_state
 from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
+from crovia_spider.fetches import (
+    FETCH_RECORDED,
+    FeedFetch,
+    parse_headers,
+    read_identities,
+    sent_validators,
+)
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.politeness import apply_politeness, describe_failure
@@ -41,6 +49,14 @@ from crovia_spider.runlog import (
     FeedOutcome,
     RunLog,
     utc_now_micro,
+)
+from ledger.fetch_record import (
+    FAILED,
+    NEW_BODY,
+    NOT_MODIFIED,
+    UNCHANGED_BODY,
+    UNREADABLE_BODY,
+    entries_digest,
 )
 
 
@@ -67,6 +83,7 @@ class FeedSpider(scrapy.Spider):
         self.run: RunLog
         self.parser: ParserPool
         self.max_entries = 2000
+        self.state: dict[str, dict[str, Any]] = {}  # feed_state.json as the crawl began
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -101,29 +118,100 @@ class FeedSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
-        state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
+        self.state = state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
         for feed in self.feeds:
+            headers = conditional_headers(state.get(feed.url))
             yield scrapy.Request(
                 feed.url,
                 callback=self.parse_feed,
                 errback=self.feed_failed,
-                headers=conditional_headers(state.get(feed.url)),
-                meta={"feed": feed, "handle_httpstatus_list": [304]},
+                headers=headers,
+                meta={"feed": feed, "handle_httpstatus_list": [304], "sent": headers},
                 dont_filter=True,
             )
 
     async def parse_feed(self, response: Response) -> AsyncIterator[FeedEntryItem]:
-        """Record the fetch; on 200, yield one item per complete entry of the feed."""
+        """Record the fetch; on 200, yield one item per complete entry of the feed.
+
+        The fetch record (an AX.FETCH envelope, sent to the issue stage before the feed's items)
+        states what the body held: its entries' identities, in feed order."""
         observed_at = utc_now_micro()  # the response has just arrived; parsing comes after
         feed: FeedConfig = response.meta["feed"]
         outcome = self.run.feeds[feed.vendor]
         record_response(outcome, response)
         if response.status == 304:
             outcome.not_modified = True
+            self.record_fetch(self.not_modified(feed, response, observed_at))
             return
         parsed = await self.parser.parse(response.body, response_headers(response))
-        for item in self.read_entries(parsed, feed, response, observed_at):
+        items = list(self.read_entries(parsed, feed, response, observed_at))
+        self.record_fetch(self.received(feed, response, observed_at, parsed, items))
+        for item in items:
             yield item
+
+    def received(
+        self,
+        feed: FeedConfig,
+        response: Response,
+        fetched_at: str,
+        parsed: ParsedFeed,
+        items: list[FeedEntryItem],
+    ) -> FeedFetch:
+        """The fetch record of a body: new or the same as the feed's previous one, and what it
+        held; or unreadable (no entries stated). The body is kept either way."""
+        outcome = self.run.feeds[feed.vendor]
+        fetch = self._fetch(feed, response.meta.get("sent"), fetched_at)
+        fetch.fetch = fetch_evidence(response, outcome.sha256, fetched_at)
+        fetch.body_sha256, fetch.body = outcome.sha256, response.body
+        fetch.content_type = _header(response, b"Content-Type")
+        if parsed.failed:
+            fetch.outcome, fetch.error = UNREADABLE_BODY, parsed.error
+            return fetch
+        previous = self.state.get(feed.url, {}).get("last_body_sha256")
+        fetch.outcome = UNCHANGED_BODY if previous == outcome.sha256 else NEW_BODY
+        if len(items) == len(parsed.entries[: self.max_entries]):
+            identities = [item.identity for item in items]
+        else:  # a subclass left entries out on its own: read them as a verifier will
+            limit = self.max_entries
+            identities = read_identities(parsed, feed.vendor, feed.url, response.url, limit)
+        fetch.entries = {
+            "count": len(identities),
+            "identities_sha256": entries_digest(identities),
+            "limit": self.max_entries,
+        }
+        self.run.bodies[feed.vendor] = {
+            "sha256": outcome.sha256,
+            "entries": fetch.entries,
+        }
+        return fetch
+
+    def not_modified(self, feed: FeedConfig, response: Response, fetched_at: str) -> FeedFetch:
+        """The fetch record of a 304: the validators sent, and the body (and entries) they were
+        stored with, which the 304 confirms."""
+        fetch = self._fetch(feed, response.meta.get("sent"), fetched_at)
+        fetch.outcome = NOT_MODIFIED
+        evidence = fetch_evidence(response, "", fetched_at)
+        del evidence["body_sha256"]  # a 304 has no body; the one it confirms is body_sha256
+        fetch.fetch = evidence
+        confirmed = self.state.get(feed.url, {}).get("validated_body") or {}
+        fetch.body_sha256 = confirmed.get("sha256", "")
+        fetch.entries = confirmed.get("entries")
+        return fetch
+
+    def _fetch(self, feed: FeedConfig, sent: dict[str, str] | None, fetched_at: str) -> FeedFetch:
+        return FeedFetch(
+            spider=self.name,
+            vendor=feed.vendor,
+            feed_url=feed.url,
+            outcome=FAILED,
+            fetched_at=fetched_at,
+            run_hash=self.run.parent_run_hash,
+            sent=sent_validators(sent or {}),
+        )
+
+    def record_fetch(self, fetch: FeedFetch) -> None:
+        """Hand a fetch record to the issue stage (pipelines/issue.py signs it)."""
+        self.crawler.signals.send_catch_log(signal=FETCH_RECORDED, fetch=fetch)
 
     def read_entries(
         self, parsed: ParsedFeed, feed: FeedConfig, response: Response, observed_at: str
@@ -162,6 +250,7 @@ class FeedSpider(scrapy.Spider):
                 continue
             self.run.cut(vendor, item.cut)
             item.fetch, item.body = fetch, response.body
+            item.identity = identity(item)
             yield item
 
     def _entry_dropped(self, vendor: str, entry: dict[str, Any], exc: Exception) -> None:
@@ -195,6 +284,13 @@ class FeedSpider(scrapy.Spider):
         outcome.error = describe_failure(failure)
         # Reported once, with its reason, in the closing summary (pipelines/issue.py).
         self.logger.debug("feed %s (%s) failed: %s", feed.vendor, feed.url, outcome.error)
+        record = self._fetch(feed, failure.request.meta.get("sent"), utc_now_micro())
+        record.error = outcome.error
+        if response is not None:  # an answer came, but not one to read (an HTTP error)
+            evidence = fetch_evidence(response, "", record.fetched_at)
+            del evidence["body_sha256"]  # an error page is not kept
+            record.fetch = evidence
+        self.record_fetch(record)
 
 
 def record_response(outcome: FeedOutcome, response: Response) -> None:
@@ -224,14 +320,10 @@ def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dic
 
 
 def response_headers(response: Response) -> dict[str, str]:
-    """Lower-cased headers for feedparser, with the final URL as base for relative links."""
-    headers = {
-        key.decode("latin-1").lower(): values[-1].decode("latin-1")
-        for key, values in response.headers.items()
-        if values
-    }
-    headers["content-location"] = response.url
-    return headers
+    """The headers feedparser reads a body with: its Content-Type, and the final URL as the base
+    of relative links (crovia_spider/fetches.py: a fetch record names both, so the body can be
+    read again exactly as the crawl read it)."""
+    return parse_headers(_header(response, b"Content-Type"), response.url)
 
 
 def _header(response: Response, name: bytes) -> str:

@@ -17,6 +17,7 @@ from ledger.audit.leaves import check_signed_line
 from ledger.envelope import validate_record
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import EntryInvalid, InvalidRecord, SignatureInvalid, VerificationError
+from ledger.fetch_record import is_fetch_record, validate_fetch_body
 from ledger.monitor.keys import LogKeys
 from ledger.tlog.rfc6962 import leaf_hash
 
@@ -47,9 +48,9 @@ def check_entries(
 
 
 def check_shape(envelope: dict[str, Any], leaf_index: int) -> None:
-    """Raise EntryInvalid unless `envelope` has an AX.OBS envelope's shape (the same rule as
-    `crovia verify` and `crovia audit`: ledger/envelope_shape.py), the anchor of `leaf_index`,
-    and a valid spider_record."""
+    """Raise EntryInvalid unless `envelope` has an AX.OBS or AX.FETCH envelope's shape (the same
+    rule as `crovia verify` and `crovia audit`: ledger/envelope_shape.py), the anchor of
+    `leaf_index`, and a valid spider_record (or, for a fetch record, a valid fetch body)."""
     try:
         check_envelope_shape(envelope, anchor=False)
         height = ledger_anchor_height(envelope)
@@ -64,6 +65,12 @@ def check_shape(envelope: dict[str, Any], leaf_index: int) -> None:
             computed=height,
         )
     body = envelope["body"]
+    if is_fetch_record(envelope):  # a fetch record's body states the fetch, not an item
+        try:
+            validate_fetch_body(body)
+        except InvalidRecord as exc:
+            raise EntryInvalid(f"leaf {leaf_index}: fetch record: {exc}") from None
+        return
     try:
         validate_record(body.get("spider_record") if isinstance(body, dict) else None)
     except InvalidRecord as exc:

@@ -27,6 +27,7 @@ from ledger.exceptions import (
     UntrustedKey,
     VerifierUrlMismatch,
 )
+from ledger.fetch_record import describe_fetch, is_fetch_record
 from ledger.keys.keychain import KeyChain, receipt_key_chain
 from ledger.keys.keyfile import parse_pin
 from ledger.keys.signatures import check_envelope_signature, check_seal_signature
@@ -73,6 +74,9 @@ class Verdict:
     # the key does not match raises UntrustedKey instead). docs/format.md, "one verdict".
     verdict: str = "valid"
     previous_key: dict[str, str] | None = None  # the seal's key handed over to a later one
+    # For an AX.FETCH receipt, what the fetch record vouches for (ledger/fetch_record.py), and
+    # `title` is "": "feed F fetched at T: HTTP 200, body H, 37 entries". "" for an AX.OBS one.
+    fetch: str = ""
 
 
 def verify_receipt_bytes(
@@ -217,10 +221,11 @@ def _verdict(
     rotations: int,
 ) -> Verdict:
     envelope, seal = receipt["envelope"], receipt["seal"]
+    fetch = describe_fetch(envelope) if is_fetch_record(envelope) else ""
     return Verdict(
         axiom_id=receipt["axiom_id"],
         vendor=envelope["body"]["vendor"],
-        title=envelope["body"]["title"],
+        title="" if fetch else envelope["body"]["title"],
         url=envelope["object"]["primary_source_url"],
         observed_at=envelope["subject"]["observed_at"],
         issued_at=envelope["issued_at"],
@@ -234,6 +239,7 @@ def _verdict(
         checks=checks,
         stamps=stamps,
         key_rotations=rotations,
+        fetch=fetch,
     )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ledger.exceptions import BodyMismatch
+from ledger.fetch_record import is_fetch_record
 from ledger.jsonl import fsync_dir
 
 BODIES_DIR = "bodies"
@@ -112,18 +113,33 @@ class CitedBodies:
 
     def __call__(self, envelope: Mapping[str, Any], leaf_index: int) -> None:
         """Raise BodyMismatch, naming the leaf and the body, unless the body that `envelope` cites
-        (if it cites one) is kept and is the signed bytes."""
-        fetch = envelope.get("object", {}).get("fetch") if isinstance(envelope, Mapping) else None
-        if fetch is None:
-            return  # envelopes from before fetch evidence cite no body
-        digest = fetch.get("body_sha256") if isinstance(fetch, Mapping) else None
+        (if it cites one) is kept and is the signed bytes. A fetch record (AX.FETCH) cites the
+        body it received or the body its 304 confirms, and the error names the record too."""
+        if not isinstance(envelope, Mapping):
+            return
+        where = f"leaf {leaf_index}"
+        digests = []
+        fetch = (envelope.get("object") or {}).get("fetch")
+        if is_fetch_record(envelope):
+            body = envelope.get("body")
+            where += f" (fetch record {envelope.get('axiom_id')})"
+            if isinstance(fetch, Mapping) and "body_sha256" in fetch:
+                digests.append(fetch["body_sha256"])
+            if isinstance(body, Mapping) and "body_sha256" in body:
+                digests.append(body["body_sha256"])
+        elif fetch is not None:  # envelopes from before fetch evidence cite no body
+            digests.append(fetch.get("body_sha256") if isinstance(fetch, Mapping) else None)
+        for digest in digests:
+            self._check(digest, where)
+
+    def _check(self, digest: Any, where: str) -> None:
         with self._lock:
             if digest in self._verified:
                 return
         try:
             self.store.copy_to(digest, _DISCARD)
         except BodyMismatch as exc:
-            where = f"leaf {leaf_index}: kept {exc.args[0]}"
+            where = f"{where}: kept {exc.args[0]}"
             raise BodyMismatch(where, expected=exc.expected, computed=exc.computed) from None
         with self._lock:
             self._verified.add(digest)

@@ -19,6 +19,7 @@ import orjson
 
 from ledger import jsonl
 from ledger.exceptions import LedgerNotFound
+from ledger.fetch_record import FETCH_TYPE
 from ledger.store.reader import LEDGER_FILE, SEALS_FILE
 
 
@@ -50,7 +51,8 @@ def find_leaves(
     title: str | None = None,
     since: str | None = None,
 ) -> Iterator[Found]:
-    """The leaves of the ledger in `directory` matching every filter given, in leaf order.
+    """The item leaves (AX.OBS, not fetch records) of the ledger in `directory` matching every
+    filter given, in leaf order.
 
     `vendor` is a vendor id or shell pattern (`arxiv_*`); `url` equals the item's link or its
     identity (`subject.target_id`); every word of `title` occurs in the title, ignoring case;
@@ -64,7 +66,10 @@ def find_leaves(
     sealed = last_seal["leaf_count"] if last_seal else 0
     words = title.casefold().split() if title else []
     for index, (_, line) in enumerate(jsonl.iter_lines(path)):
-        found = _found(orjson.loads(line), index, index < sealed)
+        envelope = orjson.loads(line)
+        if envelope.get("axiom_type") == FETCH_TYPE:
+            continue  # a fetch record observes no item (`crovia history` shows them)
+        found = _found(envelope, index, index < sealed)
         if vendor is not None and not fnmatch.fnmatchcase(found.vendor, vendor):
             continue
         if url is not None and url not in (found.url, found.target_id):

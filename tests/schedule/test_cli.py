@@ -61,6 +61,7 @@ def test_list_json(tmp_path, capsys):
         "when": "cron '0 0 1 1 *' UTC",
         "jitter": 60,
         "runs": "scrapy crawl vendor_press -a vendor=openai",
+        "skipped": None,
     }
 
 
@@ -111,3 +112,25 @@ def test_broken_scrapy_list_fails_at_start(tmp_path, monkeypatch, capsys):
     path = write_schedule(tmp_path / "s.toml", SCHEDULE)
     assert main(["schedule", "--config", str(path)]) == 2
     assert "`scrapy list` failed (exit 1): feeds.toml: job 3: bad url" in capsys.readouterr().err
+
+
+def test_list_shows_a_skipped_job_and_why(monkeypatch, capsys):
+    """Issue 17, obs 8: the publish job vanished from the listing when CROVIA_PUBLISH_DIR was
+    unset, so an operator could not tell it was configured but would never run."""
+    monkeypatch.delenv("CROVIA_PUBLISH_DIR", raising=False)
+    assert main(["schedule", "--list"]) == 0
+    (publish,) = [line for line in capsys.readouterr().out.splitlines() if "publish" in line]
+    assert re.fullmatch(
+        r"publish +skipped +cron '58 \* \* \* \*' UTC +crovia publish"
+        r" \(skipped: CROVIA_PUBLISH_DIR is unset\)",
+        publish,
+    ), publish
+    assert main(["schedule", "--list", "--json"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["publish"]["next"] is None
+    assert rows["publish"]["skipped"] == "CROVIA_PUBLISH_DIR is unset"
+    assert rows["seal"]["skipped"] is None
+    monkeypatch.setenv("CROVIA_PUBLISH_DIR", "public")
+    assert main(["schedule", "--list", "--json"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["publish"]["skipped"] is None and rows["publish"]["next"]

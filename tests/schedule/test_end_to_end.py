@@ -24,6 +24,7 @@ from tests.crawl import (
     crovia,
     envelopes,
     feed_outcome,
+    leaves,
     run_crawl,
     run_records,
     write_feeds,
@@ -84,7 +85,8 @@ def test_every_3s_crawls_repeat_apart_and_stop_cleanly(tmp_path, feed_server, st
     items = entries_in(OPENAI, ARXIV)
     assert runs[0]["totals"]["new"] == items
     assert all(r["totals"]["new"] == 0 for r in runs[1:])
-    assert f"new={items} " in finished[0] and f"seal=leaf_count:{items}," in finished[0]
+    # The first seal covers the items and the two feeds' fetch records (AX.FETCH).
+    assert f"new={items} " in finished[0] and f"seal=leaf_count:{items + 2}," in finished[0]
     assert_issued_once_and_audited(tmp_path, items)
 
 
@@ -183,6 +185,8 @@ def test_stop_mid_crawl_ends_with_a_sealed_consistent_ledger(
     issued = len(envelopes(tmp_path))
     assert issued == run["totals"]["new"] >= entries_in(OPENAI)
     seals = (tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()
-    assert json.loads(seals[-1])["leaf_count"] == issued
-    assert f"seal=leaf_count:{issued}," in line
+    sealed = len(leaves(tmp_path))  # the items and the fetch records of the feeds fetched
+    assert sealed > issued
+    assert json.loads(seals[-1])["leaf_count"] == sealed
+    assert f"seal=leaf_count:{sealed}," in line
     assert_issued_once_and_audited(tmp_path, issued)

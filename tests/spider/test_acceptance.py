@@ -15,7 +15,7 @@ import pytest
 
 from ledger.keys import load_signing_key, public_key_hex
 from tests.conftest import FEEDS
-from tests.crawl import crovia, envelopes, feed_outcome, run_crawl, run_records
+from tests.crawl import crovia, envelopes, feed_outcome, leaves, run_crawl, run_records
 
 SAMPLES = {
     "arxiv_cs_ai": "arxiv_cs_ai_rss2_2026-04-27_trim3.xml",
@@ -120,7 +120,7 @@ def test_ledger_audits_and_receipts_verify(crawled):
 def test_every_crawl_ends_sealed(crawled):
     tmp, *_ = crawled
     seals = [json.loads(line) for line in (tmp / "ledger" / "seals.jsonl").read_text().splitlines()]
-    assert seals[-1]["leaf_count"] == len(envelopes(tmp))
+    assert seals[-1]["leaf_count"] == len(leaves(tmp))
 
 
 def test_second_crawl_sends_conditional_requests_and_issues_nothing(crawled):

@@ -8,7 +8,14 @@ import re
 
 import pytest
 
-from tests.crawl import assert_counts_add_up, crovia, envelopes, run_crawl, run_records
+from tests.crawl import (
+    assert_counts_add_up,
+    crovia,
+    envelopes,
+    fetch_records,
+    run_crawl,
+    run_records,
+)
 from tests.feedcorpus import corpus
 from tests.feedserver import FeedServer, Reply
 
@@ -74,3 +81,37 @@ def test_no_feed_of_the_corpus_is_lost(corpus_crawls):
     tmp, *_ = corpus_crawls
     failed = [(f["vendor"], f["error"]) for f in run_records(tmp)[0]["feeds"] if f["error"]]
     assert not failed, failed[:5]
+
+
+def test_every_fetch_record_is_signed_and_its_entry_digest_recomputes_from_the_kept_body(
+    corpus_crawls,
+):
+    # Issue 18: one fetch record per feed and crawl; the digest of the entries' identities it
+    # signs is what the crawl's own reader finds in the kept body again (crovia_spider/fetches.py).
+    from crovia_spider.fetches import body_identities
+    from ledger.fetch_record import entries_digest
+    from ledger.store import BodyStore
+
+    tmp, *_ = corpus_crawls
+    records = fetch_records(tmp)
+    first, second = run_records(tmp)
+    assert len(records) == len(first["feeds"]) + len(second["feeds"])
+    store = BodyStore(tmp / "ledger")
+    checked = 0
+    for record in records:
+        body = record["body"]
+        assert body["outcome"] in ("new_body", "unchanged_body", "unreadable_body"), body
+        if body["outcome"] == "unreadable_body":
+            continue
+        final_url = record["object"]["fetch"]["final_url"]
+        found = body_identities(store.get(body["body_sha256"]), body, final_url)
+        assert found is not None, body["vendor"]
+        signed = body["entries"]
+        assert (len(found), entries_digest(found)) == (
+            signed["count"],
+            signed["identities_sha256"],
+        ), body["vendor"]
+        checked += 1
+    assert checked >= 2 * 300
+    # The second crawl read every body again: the same bytes, said so.
+    assert sum(r["body"]["outcome"] == "unchanged_body" for r in records) >= 300

@@ -17,7 +17,7 @@ import pytest
 from ledger.canonical import canonical_json
 from ledger.store import BodyStore
 from tests.conftest import FEEDS
-from tests.crawl import crovia, envelopes, run_crawl
+from tests.crawl import crovia, envelopes, leaves, run_crawl
 from tests.feedserver import FeedServer, Reply
 
 PLAIN = "openai_news_rss_reserialized_trim3.xml"
@@ -119,10 +119,15 @@ def test_the_crawl_audits_clean_and_a_changed_byte_in_a_kept_body_fails_naming_i
     path.write_bytes(gzip.compress(bytes(changed), mtime=0))
     try:
         proc = crovia(ledger_dir, "audit")
-        first = next(n for n, env in enumerate(issued) if env["body"]["vendor"] == "openai")
+        # The feed's fetch record is signed before its items: the first leaf citing the body.
+        cites = [n for n, env in enumerate(leaves(ledger_dir)) if env["body"]["vendor"] == "openai"]
+        record = leaves(ledger_dir)[cites[0]]
+        assert record["axiom_type"] == "AX.FETCH"
         assert proc.returncode == 1
-        assert f"leaf {first}: kept body {sha(sent)}" in proc.stderr
-        body = crovia(ledger_dir, "body", issued[first]["axiom_id"])
+        assert f"leaf {cites[0]}" in proc.stderr
+        assert f"fetch record {record['axiom_id']}): kept body {sha(sent)}" in proc.stderr
+        item = next(env for env in issued if env["body"]["vendor"] == "openai")
+        body = crovia(ledger_dir, "body", item["axiom_id"])
         assert body.returncode == 1 and sha(sent) in body.stderr
     finally:
         path.write_bytes(original)

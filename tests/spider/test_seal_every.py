@@ -29,7 +29,8 @@ def test_seals_follow_the_setting_not_the_batch(tmp_path, feed_server):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(envelopes(tmp_path)) == 177
     seals = (tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()
-    assert [json.loads(line)["leaf_count"] for line in seals] == [50, 100, 150, 177]
+    # 177 items and the feed's fetch record (AX.FETCH)
+    assert [json.loads(line)["leaf_count"] for line in seals] == [50, 100, 150, 178]
     audited = crovia(tmp_path, "audit", "--ledger-dir", str(tmp_path / "ledger"), "--json")
     assert audited.returncode == 0, audited.stderr
     assert json.loads(audited.stdout)["seals"] == 4

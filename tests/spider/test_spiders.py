@@ -82,4 +82,5 @@ def test_seals_every_n_leaves_and_once_at_the_end(tmp_path, feed_server):
     assert proc.returncode == 0, proc.stderr[-3000:]
     seals = (tmp_path / "ledger" / "seals.jsonl").read_text().splitlines()
     counts = [json.loads(seal)["leaf_count"] for seal in seals]
-    assert counts == [4, 8, 9]  # two automatic seals, then the one every crawl ends with
+    # two automatic seals, then the one every crawl ends with: 9 items, 2 fetch records
+    assert counts == [4, 8, 11]

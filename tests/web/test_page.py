@@ -41,8 +41,9 @@ def test_every_published_receipt_shows_valid_under_the_site_key(site: Site, page
             result["checks"]
         )
         receipt = json.loads((site.directory / "receipts" / f"{axiom_id}.json").read_bytes())
-        title = page.locator("[data-field='title']").text_content()
-        assert title == receipt["envelope"]["body"]["title"]
+        if receipt["envelope"]["axiom_type"] == "AX.OBS":  # a fetch record has no title
+            title = page.locator("[data-field='title']").text_content()
+            assert title == receipt["envelope"]["body"]["title"]
 
 
 def test_the_reference_receipt_passes_its_checks_but_is_another_key(site: Site, page: object):

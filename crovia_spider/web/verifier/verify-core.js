@@ -336,6 +336,13 @@
     ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "title"], ["body", "vendor"],
     ["object", "captured_by"], ["object", "primary_source_url"], ["subject", "observed_at"],
   ];
+  const REPORTED_FETCH = [
+    ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "vendor"], ["body", "feed_url"],
+    ["body", "outcome"], ["body", "fetched_at"], ["object", "captured_by"],
+    ["object", "primary_source_url"], ["subject", "observed_at"],
+  ];
+  const REPORTED_BY_TYPE = { [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH };
+  const FETCH_OUTCOMES = ["new_body", "unchanged_body", "unreadable_body", "not_modified", "failed"];
   const ROTATION_SCHEMA = "crovia.key_rotation.v1";
   const ROTATION_KEYS = [
     "schema", "old_public_key_hex", "old_key_id", "new_public_key_hex", "new_key_id", "leaf_count",
@@ -543,14 +550,18 @@
     if (!sameSet(Object.keys(env), ENVELOPE_KEYS)) {
       throw new CheckFailed("envelope_shape", "envelope keys", ENVELOPE_KEYS, sortedKeys(env));
     }
-    for (const [name, value] of [["schema", ENVELOPE_SCHEMA], ["axiom_type", AXIOM_TYPE]]) {
-      if (env[name] !== value) throw new CheckFailed("envelope_shape", `envelope.${name}`, value, plain(env[name]));
-    }
-    for (const [section, name] of REPORTED) {
+    if (env.schema !== ENVELOPE_SCHEMA) throw new CheckFailed("envelope_shape", "envelope.schema", ENVELOPE_SCHEMA, plain(env.schema));
+    // AX.OBS (an observed item) or AX.FETCH (a fetch record), as ledger/envelope_shape.py.
+    const reported = typeof env.axiom_type === "string" && Object.hasOwn(REPORTED_BY_TYPE, env.axiom_type) ? REPORTED_BY_TYPE[env.axiom_type] : null;
+    if (!reported) throw new CheckFailed("envelope_shape", "envelope.axiom_type", Object.keys(REPORTED_BY_TYPE).sort(), plain(env.axiom_type));
+    for (const [section, name] of reported) {
       const holder = section ? env[section] : env;
       if (!isObject(holder) || typeof holder[name] !== "string") {
         throw new CheckFailed("envelope_shape", `envelope.${section ? section + "." : ""}${name} is a string`, "str", plain(holder));
       }
+    }
+    if (reported === REPORTED_FETCH && !FETCH_OUTCOMES.includes(env.body.outcome)) {
+      throw new CheckFailed("envelope_shape", "envelope.body.outcome", FETCH_OUTCOMES, plain(env.body.outcome));
     }
     firstAnchor(env);
   }

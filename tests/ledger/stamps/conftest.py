@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from crovia_spider.demo_tsa import OPENSSL, TestPki
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, run_crawl
-from tests.ledger.stamps.tsa_server import OPENSSL, TestPki
 
 FEED = "arxiv_cs_ai_rss2_2026-04-27_trim3.xml"
 

@@ -119,7 +119,7 @@ def test_a_proof_of_another_seal_fails_and_a_claim_without_proof_is_refused(work
 
 
 def test_a_calendar_that_is_down_is_recorded_and_retried(work):
-    from tests.ledger.stamps.tsa_server import closed_port_url
+    from crovia_spider.demo_tsa import closed_port_url
 
     down = closed_port_url()
     proc = crovia(work, "stamp", CROVIA_OTS_CALENDARS=down)

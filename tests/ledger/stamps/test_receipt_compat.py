@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from crovia_spider.demo_tsa import OpenSslTsa
 from ledger.canonical import canonical_json
 from ledger.receipt import SECTION_KEYS, verify_receipt
 from tests.independent.oracle import check_receipt, load_receipt
 from tests.ledger.stamps.calendar_server import LoopbackCalendar
 from tests.ledger.stamps.conftest import crovia, first_axiom
-from tests.ledger.stamps.tsa_server import OpenSslTsa
 
 SEED = Path(__file__).resolve().parents[2] / "vectors" / "seed_axiom_proof.json"
 SIGNED_PARTS = ("_canonicalization", "axiom_id", "envelope", "ledger", "merkle_proof", "schema")

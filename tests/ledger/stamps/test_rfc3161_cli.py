@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from crovia_spider.demo_tsa import OpenSslTsa, closed_port_url, openssl
 from ledger.canonical import canonical_json
 from ledger.exceptions import Rfc3161Invalid, SealSignatureInvalid
 from ledger.receipt import verify_receipt
 from ledger.stamps import seal_digest, stamped_bytes
 from tests.ledger.stamps.conftest import crovia, first_axiom
-from tests.ledger.stamps.tsa_server import OpenSslTsa, closed_port_url, openssl
 
 
 def stamp_and_prove(base: Path, tsa_url: str, **env: str) -> dict:
@@ -127,7 +127,7 @@ def test_a_changed_byte_in_the_token_seal_or_imprint_fails_verify(work, pki):
 
 
 def test_a_token_checked_under_another_root_or_with_another_gen_time_fails(work, pki, tmp_path):
-    from tests.ledger.stamps.tsa_server import TestPki
+    from crovia_spider.demo_tsa import TestPki
 
     stranger = TestPki(tmp_path / "stranger", name="Stranger")
     with OpenSslTsa(pki) as tsa:

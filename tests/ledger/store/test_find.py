@@ -40,11 +40,12 @@ def test_every_leaf_by_default_in_leaf_order(crawled, capsys):
     ledger, leaves = crawled
     found = find_json(capsys, ledger)
     assert found["count"] == len(leaves) == len(found["items"]) > 0
-    for index, (item, env) in enumerate(zip(found["items"], leaves, strict=True)):
+    # Items only, at their leaf (each feed's fetch record, AX.FETCH, is a leaf too)
+    for item, env in zip(found["items"], leaves, strict=True):
         record = env["body"]["spider_record"]
         assert item == {
             "axiom_id": env["axiom_id"],
-            "leaf_index": index,
+            "leaf_index": env["anchors"][0]["height"],
             "vendor": record["vendor"],
             "title": record["title"],
             "url": record["url"],
@@ -74,7 +75,8 @@ def test_text_output_names_the_axiom_id_and_item(crawled, capsys):
     ledger, leaves = crawled
     assert main(["find", "--ledger-dir", str(ledger), "--vendor", "openai"]) == 0
     out = capsys.readouterr().out.splitlines()
-    index, env = next((i, e) for i, e in enumerate(leaves) if e["body"]["vendor"] == "openai")
+    env = next(e for e in leaves if e["body"]["vendor"] == "openai")
+    index = env["anchors"][0]["height"]
     first = env["body"]["spider_record"]
     assert out[0] == f"{env['axiom_id']} leaf {index} {first['observed_at']} openai"
     assert out[1].strip() == first["title"] and out[2].strip() == first["url"]

@@ -1,4 +1,5 @@
-"""A real RFC 3161 TSA on 127.0.0.1 for tests: OpenSSL's own `openssl ts -reply` answers.
+"""A real RFC 3161 TSA on 127.0.0.1 for `make demo` and the tests: OpenSSL's own `openssl ts
+-reply` answers. Never for production: its keys are throwaway files and it trusts every query.
 
 `TestPki(tmp)` makes, with `openssl req` and `openssl x509`, a root CA and a TSA certificate whose
 extendedKeyUsage is timeStamping and critical. `OpenSslTsa(pki)` serves POSTed queries by running

@@ -1,0 +1,234 @@
+"""`crovia history` and `crovia absent`: an item's timeline from the signed fetch records.
+
+`history (AXIOM_ID | --url URL | --vendor V --title WORDS)` prints every fetch of the item's feed
+and the brackets around it: the last fetch whose body did not hold it (the lower bound of "first
+seen"), the first that did, each version (AX.OBS), the last that still held it, the first that did
+not. `absent --url URL --at TIME` says whether the item was in its feed at the last fetch at or
+before TIME that got a body or a 304 (a failed fetch proves nothing), reading the kept body again:
+exit 0 absent, 1 present, 3 no such fetch, 2 usage or I/O error. The logic is
+ledger/store/timeline.py; a body is read with the crawl's own reader (crovia_spider/fetches.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from crovia_spider.cli import EXIT_OK
+from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+
+EXIT_ABSENT = 0
+EXIT_PRESENT = 1
+EXIT_NO_FETCH = 3
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `history` and `absent`."""
+    parser = subparsers.add_parser(
+        "history",
+        help="an item's timeline: when it appeared, changed and left its feed",
+        description="For one item (AXIOM_ID, --url, or --vendor with --title), every fetch of its"
+        " feed from the signed fetch records: the last fetch without it, the first with it, each"
+        " version, the last with it and the first without it after, each with time and axiom id.",
+    )
+    parser.add_argument("axiom_id", metavar="AXIOM_ID", nargs="?", help="any version of the item")
+    parser.add_argument("--url", metavar="URL", help="the item's link (or its target id)")
+    parser.add_argument("--vendor", metavar="V", help="with --title: the item's feed")
+    parser.add_argument("--title", metavar="WORDS", help="with --vendor: every word in the title")
+    ledger_dir(parser)
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_history)
+
+    parser = subparsers.add_parser(
+        "absent",
+        help="was an item absent from its feed at a time? (exit 0 absent, 1 present)",
+        description="Whether the item URL was in its feed at the last fetch at or before TIME"
+        " that got a body or a 304, re-reading the kept body; names the fetch record and body."
+        " Exit 0 absent, 1 present, 3 no such fetch before TIME, 2 usage or I/O error.",
+    )
+    parser.add_argument("--url", metavar="URL", required=True, help="the item's link")
+    parser.add_argument(
+        "--at", metavar="TIME", required=True, help="a date or ISO 8601 time (UTC if no zone)"
+    )
+    parser.add_argument(
+        "--vendor", metavar="V", help="the feed to look in (default: the feeds the item came from)"
+    )
+    ledger_dir(parser)
+    json_flag(parser)
+    parser.set_defaults(handler=cmd_absent)
+
+
+def _read_body(body: bytes, record_body: Any, final_url: str) -> Any:
+    from crovia_spider.fetches import body_identities
+
+    return body_identities(body, record_body, final_url)
+
+
+def _items(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from crovia_spider.exceptions import CroviaError
+    from ledger.store import item_envelopes
+
+    if args.axiom_id is not None:
+        if args.url or args.vendor or args.title:
+            raise CroviaError("give AXIOM_ID, or --url, or --vendor with --title: one of them")
+        return item_envelopes(args.ledger_dir, lambda env: env.get("axiom_id") == args.axiom_id)
+    if args.url:
+        return item_envelopes(args.ledger_dir, lambda env: _has_url(env, args.url))
+    if args.vendor and args.title:
+        words = args.title.casefold().split()
+        return item_envelopes(
+            args.ledger_dir,
+            lambda env: (
+                env["body"].get("vendor") == args.vendor
+                and all(w in str(env["body"].get("title", "")).casefold() for w in words)
+            ),
+        )
+    raise CroviaError("name the item: AXIOM_ID, --url URL, or --vendor V --title WORDS")
+
+
+def _has_url(envelope: dict[str, Any], url: str) -> bool:
+    record = envelope["body"].get("spider_record") or {}
+    return url in (record.get("url"), (envelope.get("subject") or {}).get("target_id"))
+
+
+def _identities(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for envelope in found:
+        identity = (envelope.get("object") or {}).get("identity")
+        if isinstance(identity, dict) and identity not in out:
+            out.append(identity)
+    return out
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from crovia_spider.exceptions import CroviaError
+    from ledger.store import timeline
+
+    require_ledger(args.ledger_dir)
+    identities = _identities(_items(args))
+    if not identities:
+        raise CroviaError("no item of the ledger matches (crovia find lists them)")
+    if len(identities) > 1:
+        shown = "; ".join(str(i) for i in identities[:5])
+        raise CroviaError(f"{len(identities)} items match, name one by AXIOM_ID: {shown}")
+    line = timeline(args.ledger_dir, identities[0], _read_body)
+    if args.json:
+        print_json({"ok": True, **line.as_dict()})
+        return EXIT_OK
+    print(f"item {_identity_text(line.identity)}")
+    print("versions (AX.OBS):")
+    for version in line.versions:
+        how = f"updates {', '.join(version.predecessors)}" if version.predecessors else "first"
+        print(f"  {version.observed_at}  {version.axiom_id}  {how}")
+        print(f"      {version.title!r}")
+    for feed in line.feeds:
+        print(f"feed {feed.vendor} ({feed.feed_url}):")
+        labels = {
+            "last_without": "last fetch without it (first seen after)",
+            "first_with": "first fetch with it",
+            "last_with": "last fetch with it",
+            "first_without_after": "first fetch without it after (gone by)",
+        }
+        for key, seen in feed.brackets().items():
+            where = f"{seen.fetched_at}  {seen.axiom_id}" if seen else "none"
+            print(f"  {labels[key] + ':':<44} {where}")
+        print("  every fetch:")
+        for seen in feed.fetches:
+            print(f"    {seen.fetched_at}  {_fetch_text(seen):<44} {seen.axiom_id}")
+    return EXIT_OK
+
+
+def cmd_absent(args: argparse.Namespace) -> int:
+    from crovia_spider.exceptions import CroviaError
+    from ledger.exceptions import VerificationError
+
+    try:
+        return _absent(args)
+    except VerificationError as exc:  # exit 1 means "present" here: a failed check is no answer
+        raise CroviaError(f"no answer: {exc}") from None
+
+
+def _absent(args: argparse.Namespace) -> int:
+    from crovia_spider.exceptions import CroviaError
+    from ledger.store import fetched_feeds, item_envelopes, parse_since, timeline
+
+    require_ledger(args.ledger_dir)
+    try:
+        at = parse_since(args.at)
+    except ValueError:
+        raise CroviaError(f"--at {args.at!r} is not a date or ISO 8601 time") from None
+    found = item_envelopes(args.ledger_dir, lambda env: _has_url(env, args.url))
+    identities = _identities(found)
+    if args.vendor:
+        feeds = fetched_feeds(args.ledger_dir, args.vendor)
+        if not feeds:
+            raise CroviaError(f"no fetch record of a feed of vendor {args.vendor!r}")
+    elif found:
+        feeds = None  # the feeds the item came from
+    else:
+        raise CroviaError(
+            f"no item with url {args.url} in the ledger: name the feed to look in with --vendor"
+        )
+
+    def match(identity: dict[str, Any]) -> bool:
+        if identities:
+            return identity in identities
+        return args.url in (identity.get("link"), identity.get("guid"))
+
+    start = identities[0] if identities else {"link": args.url}
+    line = timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
+    answers = [(feed, feed.nearest_before(at)) for feed in line.feeds]
+    proved = [(feed, seen) for feed, seen in answers if seen is not None]
+    if not proved:
+        code, verdict = EXIT_NO_FETCH, "no fetch"
+    elif any(seen.held for _, seen in proved):
+        code, verdict = EXIT_PRESENT, "present"
+    else:
+        code, verdict = EXIT_ABSENT, "absent"
+    if args.json:
+        print_json(
+            {
+                "ok": True,
+                "verdict": verdict,
+                "exit_code": code,
+                "url": args.url,
+                "at": at,
+                "feeds": [
+                    {
+                        "vendor": feed.vendor,
+                        "feed_url": feed.feed_url,
+                        "fetch": seen and seen.__dict__,
+                    }
+                    for feed, seen in answers
+                ],
+            }
+        )
+        return code
+    for feed, seen in answers:
+        if seen is None:
+            print(
+                f"no fetch: no fetch of feed {feed.vendor} ({feed.feed_url}) at or before {at}"
+                " got a body or a 304"
+            )
+            continue
+        state = "present in" if seen.held else "absent from"
+        print(
+            f"{args.url} was {state} feed {feed.vendor} ({feed.feed_url}) at its fetch of"
+            f" {seen.fetched_at}, the last at or before {at} that got a body or a 304"
+        )
+        print(
+            f"  fetch record {seen.axiom_id} (leaf {seen.leaf_index}), {_fetch_text(seen)},"
+            f" body {seen.body_sha256} read again: {seen.entries} entries"
+        )
+    print(f"{verdict} (exit {code})")
+    return code
+
+
+def _fetch_text(seen: Any) -> str:
+    status = f"HTTP {seen.status}" if seen.status is not None else "no response"
+    held = {True: "held it", False: "did not hold it", None: "proves nothing"}[seen.held]
+    return f"{status} {seen.outcome}, {held}"
+
+
+def _identity_text(identity: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in identity.items())

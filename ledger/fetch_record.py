@@ -1,0 +1,181 @@
+"""AX.FETCH envelopes: a signed record of one fetch of one feed (docs/format.md, "AX.FETCH").
+
+An AX.OBS envelope says "this item was in the feed when it was fetched"; it is issued only when an
+item is new or changed. An AX.FETCH envelope is issued for every fetch of every feed, whatever it
+found: a new body, the same body as last time, a 304 (with the validators sent and the body it
+confirms), an unreadable body, or a failure. It says how many entries the body held and the digest
+of their identities (`entries_digest`), so absence at a time can be proved from the kept body.
+
+The envelope has the AX.OBS envelope's top-level keys and is identified and signed the same way
+(ledger/envelope.py); `axiom_type` is "AX.FETCH" and `body` holds the fetch's facts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ledger.canonical import canonical_json, check_signable
+from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
+from ledger.exceptions import InvalidRecord
+
+FETCH_TYPE = "AX.FETCH"
+FETCH_SCHEMA = "crovia.fetch.v1"
+FETCH_DECISION = "RECORDED"
+# What a fetch found. A body was received (200) and is kept: NEW_BODY (not the body the feed's
+# previous fetch received), UNCHANGED_BODY (the same bytes), UNREADABLE_BODY (not a feed we could
+# read: no entries are stated). NOT_MODIFIED: a 304 to the validators sent. FAILED: no usable
+# answer (an HTTP error, a timeout, a refusal).
+NEW_BODY = "new_body"
+UNCHANGED_BODY = "unchanged_body"
+UNREADABLE_BODY = "unreadable_body"
+NOT_MODIFIED = "not_modified"
+FAILED = "failed"
+OUTCOMES = (NEW_BODY, UNCHANGED_BODY, UNREADABLE_BODY, NOT_MODIFIED, FAILED)
+# Outcomes whose record states what the feed held (a body read, or a 304 confirming one).
+HOLDS_ENTRIES = (NEW_BODY, UNCHANGED_BODY, NOT_MODIFIED)
+FEED_TARGET_PREFIX = "feed:"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_MICRO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z")
+
+
+def entries_digest(identities: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 hex of canonical_json of the list of the entries' identities (`object.identity`:
+    `{"family", "guid", "link"}`), in feed order: what `entries.identities_sha256` signs."""
+    return hashlib.sha256(canonical_json([dict(i) for i in identities])).hexdigest()
+
+
+def new_fetch_envelope(
+    *,
+    spider: str,
+    vendor: str,
+    feed_url: str,
+    outcome: str,
+    fetched_at: str,
+    run_hash: str,
+    fetch: Mapping[str, Any] | None = None,
+    body_sha256: str = "",
+    entries: Mapping[str, Any] | None = None,
+    sent: Mapping[str, str] | None = None,
+    content_type: str = "",
+    error: str = "",
+    issued_at: str | None = None,
+) -> dict[str, Any]:
+    """Build the UNSIGNED AX.FETCH envelope of one fetch of the feed `vendor` (`feed_url` as
+    configured). `fetch` is `object.fetch` as AX.OBS envelopes carry it (absent when no response
+    came); `body_sha256` the body the record vouches for (the one received, or the one a 304
+    confirms); `entries` `{"count", "identities_sha256", "limit"}` of that body; `sent` the
+    validators the request sent; `content_type` the response's, which the body is parsed with.
+    Empty values are left out (absent, never null). Raises InvalidRecord for a malformed field.
+    """
+    if outcome not in OUTCOMES:
+        raise InvalidRecord(f"fetch outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+    moment = _MICRO.fullmatch(fetched_at) if type(fetched_at) is str else None
+    if moment is None:
+        raise InvalidRecord(f"fetched_at {fetched_at!r} is not UTC with microseconds and Z")
+    if body_sha256 and not _HEX64.fullmatch(body_sha256):
+        raise InvalidRecord(f"body_sha256 {body_sha256!r} is not 64 lowercase hex")
+    for name, value in (("spider", spider), ("vendor", vendor), ("feed_url", feed_url)):
+        if type(value) is not str or not value:
+            raise InvalidRecord(f"fetch record {name} must be a non-empty string")
+    body: dict[str, Any] = {
+        "schema": FETCH_SCHEMA,
+        "spider": spider,
+        "vendor": vendor,
+        "feed_url": feed_url,
+        "outcome": outcome,
+        "fetched_at": fetched_at,
+        "run": run_hash,
+    }
+    optional = {
+        "body_sha256": body_sha256,
+        "entries": dict(entries or {}),
+        "sent": dict(sent or {}),
+        "content_type": content_type,
+        "error": error,
+    }
+    body.update({key: value for key, value in optional.items() if value})
+    obj: dict[str, Any] = {"captured_by": f"crovia.spider.{spider}", "primary_source_url": feed_url}
+    if fetch:
+        obj["fetch"] = dict(fetch)
+    envelope = {
+        "axiom_type": FETCH_TYPE,
+        "body": body,
+        "confidence": {"method": "deterministic"},
+        "decision": FETCH_DECISION,
+        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
+        "notes": f"Fetch of feed {vendor} by spider {spider}: {outcome}",
+        "object": obj,
+        "predecessors": [],
+        "schema": ENVELOPE_SCHEMA,
+        "signer": SIGNER,
+        "subject": {
+            "observed_at": moment.group(1) + "Z",
+            "source_collector": f"spider:{spider}",
+            "target_id": FEED_TARGET_PREFIX + feed_url,
+        },
+        "tsa": dict(TSA_NONE),
+        "zk_mode": "clear",
+        "zk_proof": None,
+    }
+    check_signable(envelope)
+    return envelope
+
+
+def is_fetch_record(envelope: Any) -> bool:
+    """True for an AX.FETCH envelope (by its axiom_type; its shape is checked elsewhere)."""
+    return isinstance(envelope, Mapping) and envelope.get("axiom_type") == FETCH_TYPE
+
+
+def describe_fetch(envelope: Mapping[str, Any]) -> str:
+    """One line saying what a fetch record vouches for: "feed F fetched at T: HTTP 200, body H,
+    37 entries" (or the 304, the failure)."""
+    body = envelope.get("body") or {}
+    fetch = (envelope.get("object") or {}).get("fetch") or {}
+    status = fetch.get("status")
+    parts = [f"HTTP {status}" if status is not None else "no response"]
+    outcome = body.get("outcome")
+    if outcome == NOT_MODIFIED:
+        parts.append(f"confirms body {body.get('body_sha256', '(unknown)')}")
+    elif body.get("body_sha256"):
+        parts.append(f"body {body['body_sha256']}")
+    entries = body.get("entries") or {}
+    if "count" in entries:
+        parts.append(f"{entries['count']} entries")
+    if body.get("error"):
+        parts.append(f"error: {body['error']}")
+    return (
+        f"feed {body.get('vendor')} ({body.get('feed_url')}) fetched at {body.get('fetched_at')}: "
+        + ", ".join(str(part) for part in parts)
+    )
+
+
+def validate_fetch_body(body: Any) -> None:
+    """Raise InvalidRecord unless `body` is an AX.FETCH body: the schema, the string fields, the
+    outcome, a body digest where one is named, and `entries` `{count, identities_sha256, limit}`
+    of ints and a digest (what a monitor holds every fetch record of a published log to)."""
+    if type(body) is not dict:
+        raise InvalidRecord("a fetch record's body is a JSON object")
+    if body.get("schema") != FETCH_SCHEMA:
+        raise InvalidRecord(f"body.schema is not {FETCH_SCHEMA!r}")
+    for name in ("spider", "vendor", "feed_url", "outcome", "fetched_at", "run"):
+        if type(body.get(name)) is not str:
+            raise InvalidRecord(f"body.{name} is not a string")
+    if body["outcome"] not in OUTCOMES:
+        raise InvalidRecord(f"body.outcome {body['outcome']!r} is not one of {OUTCOMES}")
+    if "body_sha256" in body and not (
+        type(body["body_sha256"]) is str and _HEX64.fullmatch(body["body_sha256"])
+    ):
+        raise InvalidRecord("body.body_sha256 is not 64 lowercase hex")
+    entries = body.get("entries")
+    if entries is not None and (
+        type(entries) is not dict
+        or entries.keys() != {"count", "identities_sha256", "limit"}
+        or type(entries["count"]) is not int
+        or type(entries["limit"]) is not int
+        or type(entries["identities_sha256"]) is not str
+        or not _HEX64.fullmatch(entries["identities_sha256"])
+    ):
+        raise InvalidRecord("body.entries is not {count, identities_sha256, limit}")

@@ -1,0 +1,269 @@
+"""An item's timeline from the fetch records: when it appeared, changed and left its feed, and
+whether it was in the feed at a given time (`crovia history`, `crovia absent`).
+
+An AX.OBS envelope is issued only when an item is new or changed; the fetch records (AX.FETCH,
+ledger/fetch_record.py), one per feed per crawl, say what each fetch's body held. Whether a body
+held an item is decided by reading the kept body again (the caller passes the reader: the
+project's feed parser, which this room may not import) and comparing identities; the entries read
+must be exactly those the record signs (count and digest), else EntriesMismatch. A 304 holds what
+the body it confirms holds. A failed fetch, an unreadable body, or a 304 confirming no known body
+proves nothing and is shown as such.
+
+It reads `axiom_ledger.jsonl` line by line without the lock (a torn last line is skipped), like
+`crovia find`: one pass over the ledger per question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ledger import jsonl
+from ledger.envelope import AXIOM_TYPE
+from ledger.exceptions import EntriesMismatch, LedgerNotFound, LineInvalid
+from ledger.fetch_record import FETCH_TYPE, HOLDS_ENTRIES, NOT_MODIFIED, entries_digest
+from ledger.store.bodies import BodyStore
+from ledger.store.reader import LEDGER_FILE
+
+# (kept body bytes, the signed body of the fetch record that received it, its final URL) ->
+# the identities of the entries it holds, in feed order, or None when it is not a readable feed.
+BodyReader = Callable[[bytes, Mapping[str, Any], str], "list[dict[str, str]] | None"]
+Match = Callable[[Mapping[str, Any]], bool]
+
+
+@dataclass
+class FetchSeen:
+    """One fetch record of a feed, and whether its body held the item (None: it cannot say)."""
+
+    axiom_id: str
+    leaf_index: int
+    fetched_at: str
+    outcome: str
+    status: int | None
+    body_sha256: str
+    entries: int | None
+    held: bool | None
+
+
+@dataclass
+class Version:
+    """One AX.OBS envelope of the item."""
+
+    axiom_id: str
+    leaf_index: int
+    observed_at: str
+    title: str
+    predecessors: list[str]
+
+
+@dataclass
+class FeedTimeline:
+    """Every fetch of one feed, oldest first, and the brackets around the item."""
+
+    vendor: str
+    feed_url: str
+    fetches: list[FetchSeen] = field(default_factory=list)
+
+    def brackets(self) -> dict[str, FetchSeen | None]:
+        """`last_without` (the lower bound of "first seen"), `first_with`, `last_with`, and
+        `first_without_after` (the upper bound of "gone"); None where there is no such fetch."""
+        known = [f for f in self.fetches if f.held is not None]
+        held = [n for n, f in enumerate(known) if f.held]
+        if not held:
+            return dict.fromkeys(("last_without", "first_with", "last_with", "first_without_after"))
+        first, last = held[0], held[-1]
+        before = [f for f in known[:first] if not f.held]
+        after = [f for f in known[last + 1 :] if not f.held]
+        return {
+            "last_without": before[-1] if before else None,
+            "first_with": known[first],
+            "last_with": known[last],
+            "first_without_after": after[0] if after else None,
+        }
+
+    def nearest_before(self, at: str) -> FetchSeen | None:
+        """The last fetch at or before `at` that proves something (a body or a 304 read)."""
+        found = [f for f in self.fetches if f.held is not None and f.fetched_at <= at]
+        return found[-1] if found else None
+
+    def as_dict(self) -> dict[str, Any]:
+        brackets = {k: v and asdict(v) for k, v in self.brackets().items()}
+        return {
+            "vendor": self.vendor,
+            "feed_url": self.feed_url,
+            "brackets": brackets,
+            "fetches": [asdict(f) for f in self.fetches],
+        }
+
+
+@dataclass
+class Timeline:
+    """An item (its identity), its versions, and each feed it came from, fetch by fetch."""
+
+    identity: dict[str, Any]
+    versions: list[Version]
+    feeds: list[FeedTimeline]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "versions": [asdict(v) for v in self.versions],
+            "feeds": [feed.as_dict() for feed in self.feeds],
+        }
+
+
+def item_envelopes(directory: Path, match: Callable[[dict[str, Any]], bool]) -> list[dict]:
+    """The AX.OBS envelopes of the ledger matching `match`, in leaf order (with `leaf_index`)."""
+    out = []
+    for index, envelope in _leaves(directory):
+        if envelope.get("axiom_type") == AXIOM_TYPE and match(envelope):
+            out.append({**envelope, "leaf_index": index})
+    return out
+
+
+def timeline(
+    directory: Path,
+    identity: Mapping[str, Any],
+    read_body: BodyReader,
+    *,
+    feeds: list[tuple[str, str]] | None = None,
+    match: Match | None = None,
+) -> Timeline:
+    """The timeline of the item whose `object.identity` is `identity`: its versions, and for each
+    feed (`feeds` as (vendor, configured URL); by default the feeds its versions came from),
+    every fetch record and whether its body held the item (`match`, by default identity
+    equality). Raises LedgerNotFound, EntriesMismatch, BodyMismatch."""
+    identity = dict(identity)
+    match = match or (lambda found: found == identity)
+    versions: list[Version] = []
+    records: list[tuple[int, dict[str, Any]]] = []
+    seen_in: list[tuple[str, str]] = []  # the feeds the versions came from
+    for index, envelope in _leaves(directory):
+        kind = envelope.get("axiom_type")
+        if kind == FETCH_TYPE:
+            records.append((index, envelope))
+        elif kind == AXIOM_TYPE and (envelope.get("object") or {}).get("identity") == identity:
+            versions.append(_version(envelope, index))
+            record = (envelope.get("body") or {}).get("spider_record") or {}
+            feed = (str(record.get("vendor", "")), str(record.get("source_url", "")))
+            if feed not in seen_in:
+                seen_in.append(feed)
+    feeds = seen_in if feeds is None else feeds
+    reader = _Bodies(directory, read_body)
+    out = []
+    for vendor, url in feeds:
+        mine = [(i, e) for i, e in records if e["body"].get("feed_url") == url]
+        mine.sort(key=lambda pair: (str(pair[1]["body"].get("fetched_at", "")), pair[0]))
+        line = FeedTimeline(vendor, url)
+        for index, envelope in mine:
+            held_ids = reader.identities(envelope, index)
+            held = None if held_ids is None else any(match(i) for i in held_ids)
+            line.fetches.append(_seen(envelope, index, held))
+        out.append(line)
+    return Timeline(identity, versions, out)
+
+
+class _Bodies:
+    """Reads each kept body once, as the 200 fetch record that received it says."""
+
+    def __init__(self, directory: Path, read_body: BodyReader) -> None:
+        self.store = BodyStore(directory)
+        self.read_body = read_body
+        self.received: dict[str, tuple[dict[str, Any], str]] = {}
+        self.cache: dict[tuple[str, str], list[dict[str, str]] | None] = {}
+
+    def identities(self, envelope: Mapping[str, Any], index: int) -> list[dict[str, str]] | None:
+        body = envelope["body"]
+        digest = body.get("body_sha256")
+        if (
+            body.get("outcome") not in HOLDS_ENTRIES
+            or not digest
+            or type(body.get("entries")) is not dict
+        ):
+            return None
+        if body["outcome"] != NOT_MODIFIED:
+            final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
+            self.received.setdefault(digest, (body, final_url))
+            how = (body, final_url)
+        elif digest in self.received:
+            how = self.received[digest]  # the 304 confirms a body an earlier fetch received
+        else:
+            return None
+        key = (digest, how[1])
+        if key not in self.cache:
+            self.cache[key] = self.read_body(self.store.get(digest), how[0], how[1])
+        found = self.cache[key]
+        if found is None:
+            return None
+        signed = body["entries"]
+        computed = {"count": len(found), "identities_sha256": entries_digest(found)}
+        if computed != {k: signed.get(k) for k in computed}:
+            raise EntriesMismatch(
+                f"leaf {index} (fetch record {envelope.get('axiom_id')}): body {digest} read"
+                " again holds other entries than the record signs",
+                expected={k: signed.get(k) for k in computed},
+                computed=computed,
+            )
+        return found
+
+
+def _leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(leaf index, envelope) of every line; LineInvalid naming the leaf for a line that is not a
+    JSON object (`crovia audit` says more), and every section used here made a dict."""
+    path = Path(directory) / LEDGER_FILE
+    if not path.is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
+    for index, (_, line) in enumerate(jsonl.iter_lines(path)):
+        try:
+            envelope = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LineInvalid(f"leaf {index} is not JSON ({exc}): run crovia audit") from None
+        if type(envelope) is not dict:
+            raise LineInvalid(f"leaf {index} is not a JSON object: run crovia audit")
+        for section in ("body", "object", "subject"):
+            if type(envelope.get(section)) is not dict:
+                envelope[section] = {}
+        yield index, envelope
+
+
+def _version(envelope: Mapping[str, Any], index: int) -> Version:
+    record = (envelope.get("body") or {}).get("spider_record") or {}
+    return Version(
+        str(envelope.get("axiom_id", "")),
+        index,
+        str(record.get("observed_at", "")),
+        str((envelope.get("body") or {}).get("title", "")),
+        list(envelope.get("predecessors") or []),
+    )
+
+
+def _seen(envelope: Mapping[str, Any], index: int, held: bool | None) -> FetchSeen:
+    body = envelope["body"]
+    fetch = (envelope.get("object") or {}).get("fetch") or {}
+    entries = body.get("entries") or {}
+    return FetchSeen(
+        str(envelope.get("axiom_id", "")),
+        index,
+        str(body.get("fetched_at", "")),
+        str(body.get("outcome", "")),
+        fetch.get("status"),
+        str(body.get("body_sha256", "")),
+        entries.get("count"),
+        held,
+    )
+
+
+def fetched_feeds(directory: Path, vendor: str) -> list[tuple[str, str]]:
+    """(vendor, configured URL) of every feed of `vendor` that has a fetch record, in leaf order."""
+    feeds: list[tuple[str, str]] = []
+    for _, envelope in _leaves(directory):
+        body = envelope.get("body") or {}
+        if envelope.get("axiom_type") == FETCH_TYPE and body.get("vendor") == vendor:
+            feed = (vendor, str(body.get("feed_url", "")))
+            if feed not in feeds:
+                feeds.append(feed)
+    return feeds
