@@ -221,8 +221,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         f" ({stamps['rfc3161']} with RFC 3161 tokens); OpenTimestamps: {stamps['ots_pending']}"
         f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
     )
+    print(f"fetch records: {stats['fetch_records']} (one per feed and crawl)")
     for vendor, count in stats["vendors"].items():
-        print(f"  {vendor}: {count}")
+        print(f"  {vendor}: {count} items")
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from ledger.canonical import canonical_json, encode_checked
 from ledger.exceptions import IndexCorrupt
+from ledger.fetch_record import FEED_TARGET_PREFIX
 
 # Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id or of
 # the identity): their b-trees are far smaller and faster to update than ones over long strings;
@@ -292,11 +293,23 @@ class LedgerIndex:
         return None if found is None else IndexEntry(*found)
 
     def vendor_counts(self) -> dict[str, int]:
+        """Items (AX.OBS leaves) by vendor; fetch records, whose target is their feed
+        (ledger/fetch_record.py), are counted by `fetch_record_count`."""
         self.flush()
         rows = self._db.execute(
-            "SELECT vendor, COUNT(*) FROM leaves GROUP BY vendor ORDER BY vendor"
+            "SELECT vendor, COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) != ?"
+            " GROUP BY vendor ORDER BY vendor",
+            (len(FEED_TARGET_PREFIX), FEED_TARGET_PREFIX),
         )
         return dict(rows.fetchall())
+
+    def fetch_record_count(self) -> int:
+        self.flush()
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) = ?",
+            (len(FEED_TARGET_PREFIX), FEED_TARGET_PREFIX),
+        ).fetchone()
+        return count
 
     def truncate(self, leaf_count: int) -> None:
         """Forget leaves at and beyond `leaf_count`."""

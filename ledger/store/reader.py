@@ -207,7 +207,8 @@ class LedgerReader:
             if last is None
             else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
             "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
-            "vendors": self._index.vendor_counts(),
+            "vendors": self._index.vendor_counts(),  # items; fetch records below
+            "fetch_records": self._index.fetch_record_count(),
             "runs": sum(1 for _ in jsonl.iter_lines(self.directory / RUNS_FILE)),
         }
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from crovia_spider.demo_tsa import OpenSslTsa, TestPki, closed_port_url
 from ledger.keys import generate_signing_key
 from ledger.store import Ledger
 from tests.ledger.stamps.conftest import crovia
-from tests.ledger.stamps.tsa_server import OpenSslTsa, TestPki, closed_port_url
 from tests.vectors.make_vectors import sample_envelope
 
 SEALS = 5
