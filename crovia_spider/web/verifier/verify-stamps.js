@@ -478,8 +478,8 @@
     const tokens = await checkTokens(receipt, tsaRoots);
     const proof = await checkProof(receipt, headers);
     const checks = [];
-    if (tokens.length) checks.push("rfc3161");
-    if (proof.proof) checks.push("opentimestamps");
+    if (tokens.some((t) => t.checked)) checks.push("rfc3161");
+    if (proof.checked) checks.push("opentimestamps");
     return { rfc3161: tokens, opentimestamps: proof, checks };
   }
 
