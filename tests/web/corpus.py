@@ -83,7 +83,7 @@ def tsa_token(tsa: OpenSslTsa, data: bytes) -> bytes:
         headers={"Content-Type": "application/timestamp-query"},
         method="POST",
     )
-    with urllib.request.urlopen(post, timeout=30) as reply:  # noqa: S310 (127.0.0.1 only)
+    with urllib.request.urlopen(post, timeout=30) as reply:
         token, _facts = accept_reply(reply.read(), request, data)
     return token
 
@@ -114,7 +114,11 @@ def ots_proof(digest: bytes, *, confirmed: bool) -> tuple[bytes, bytes | None]:
         root = commitment.ops.add(OpPrepend(b"synthetic block")).ops.add(OpSHA256())
         root.attestations.add(BitcoinBlockHeaderAttestation(BLOCK_HEIGHT))
         header = CBlockHeader(
-            nVersion=0x20000000, hashMerkleRoot=root.msg, nTime=BLOCK_TIME, nBits=0x207FFFFF, nNonce=1
+            nVersion=0x20000000,
+            hashMerkleRoot=root.msg,
+            nTime=BLOCK_TIME,
+            nBits=0x207FFFFF,
+            nNonce=1,
         ).serialize()
     else:
         commitment.attestations.add(PendingAttestation(CALENDAR))

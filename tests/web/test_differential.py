@@ -158,21 +158,39 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
     stamped = c.with_token(ours[0], token, c.gen_time_of(token, data), url)
     for pin_name, pin in (("none", None), ("site", site), ("site+tsa", site_tsa)):
         add(f"genuine token, pin {pin_name}", stamped, pin)
-        add(f"forged token, pin {pin_name}", c.with_token(ours[0], forged, "2001-09-09T01:46:40Z", url), pin)
+        add(
+            f"forged token, pin {pin_name}",
+            c.with_token(ours[0], forged, "2001-09-09T01:46:40Z", url),
+            pin,
+        )
         add(
             f"forged token, true gen_time, pin {pin_name}",
             c.with_token(ours[0], forged, c.gen_time_of(forged, data), url),
             pin,
         )
-        add(f"token over other data, pin {pin_name}", c.with_token(ours[0], elsewhere, "x", url), pin)
-    add("genuine token under another TSA root", stamped, c.trust_root(TEST_KEY, tsa_roots=c.tsa_roots_pem(forger)))
+        add(
+            f"token over other data, pin {pin_name}",
+            c.with_token(ours[0], elsewhere, "x", url),
+            pin,
+        )
+    add(
+        "genuine token under another TSA root",
+        stamped,
+        c.trust_root(TEST_KEY, tsa_roots=c.tsa_roots_pem(forger)),
+    )
     other_url = copy.deepcopy(stamped)
     other_url["rfc3161_timestamps"][0]["tsa_url"] = "https://tsa.example/well-known"
     add("genuine token, another tsa_url (unsigned)", other_url, site_tsa)
     for position in range(0, len(token), 3):
         changed = bytearray(token)
         changed[position] ^= 0x01
-        add(f"token byte {position} flipped", c.with_token(ours[0], bytes(changed), stamped["rfc3161_timestamps"][0]["gen_time"], url), site_tsa)
+        add(
+            f"token byte {position} flipped",
+            c.with_token(
+                ours[0], bytes(changed), stamped["rfc3161_timestamps"][0]["gen_time"], url
+            ),
+            site_tsa,
+        )
     for name, mutated in stamp_changes(stamped, "rfc3161_timestamps"):
         add(f"stamped: {name}", mutated, site_tsa)
 
@@ -188,15 +206,24 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
     add("confirmed proof, another header", confirmed, site, [c.other_header(header)])
     add("pending proof, a header", pending, site, [header])
     add("no proof, a header", ours[6], site, [header])
-    add("proof of another seal", c.with_proof(ours[6], c.ots_proof(b"\x00" * 32, confirmed=False)[0]), site)
+    add(
+        "proof of another seal",
+        c.with_proof(ours[6], c.ots_proof(b"\x00" * 32, confirmed=False)[0]),
+        site,
+    )
     claimed = copy.deepcopy(pending)
     claimed["bitcoin_anchor"]["status"] = "confirmed"
     add("pending proof claimed confirmed", claimed, site)
     invented = copy.deepcopy(pending)
-    invented["bitcoin_anchor"]["bitcoin_attestations"] = [{"block_height": 840000, "merkle_root": "ab" * 32}]
+    invented["bitcoin_anchor"]["bitcoin_attestations"] = [
+        {"block_height": 840000, "merkle_root": "ab" * 32}
+    ]
     add("pending proof with an invented attestation", invented, site)
     bare = copy.deepcopy(ours[6])
-    bare["bitcoin_anchor"].update(status="confirmed", bitcoin_attestations=[{"block_height": 840000, "merkle_root": "ab" * 32}])
+    bare["bitcoin_anchor"].update(
+        status="confirmed",
+        bitcoin_attestations=[{"block_height": 840000, "merkle_root": "ab" * 32}],
+    )
     add("a confirmed anchor with no proof", bare, site)
     for proof, base in ((pending_proof, pending), (confirmed_proof, confirmed)):
         for position in range(len(proof)):
@@ -205,7 +232,12 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
                 changed[position] ^= flip
                 mutated = copy.deepcopy(base)
                 mutated["bitcoin_anchor"]["ots_proof_base64"] = base64.b64encode(changed).decode()
-                add(f"proof byte {position} ^ {flip}", mutated, site, [header] if base is confirmed else [])
+                add(
+                    f"proof byte {position} ^ {flip}",
+                    mutated,
+                    site,
+                    [header] if base is confirmed else [],
+                )
         for cut in (1, 7, len(proof) // 2):
             mutated = copy.deepcopy(base)
             mutated["bitcoin_anchor"]["ots_proof_base64"] = base64.b64encode(proof[:-cut]).decode()

@@ -56,7 +56,11 @@ class Pages:
         return f"/pins/{name}/index.html"
 
     def open(self, page: object, pin_name: str, trust: Any, receipt_name: str) -> dict:
-        page.goto(self.base.rstrip("/") + self.pinned(pin_name, trust) + f"?src=/samples/{receipt_name}.json")
+        page.goto(
+            self.base.rstrip("/")
+            + self.pinned(pin_name, trust)
+            + f"?src=/samples/{receipt_name}.json"
+        )
         return verdict_of(page)
 
 
@@ -166,7 +170,9 @@ def test_a_bitcoin_attestation_shows_its_block_and_takes_a_pasted_header(pages, 
     result = pages.open(page, "site", c.trust_root(TEST_KEY), "confirmed")
     assert result["verdict"] == "valid", result
     shown = field(page, "opentimestamps")
-    assert f"Bitcoin block {c.BLOCK_HEIGHT}" in shown and "not checked against a block header" in shown
+    assert (
+        f"Bitcoin block {c.BLOCK_HEIGHT}" in shown and "not checked against a block header" in shown
+    )
     claim = pages.receipts["confirmed"]["bitcoin_anchor"]["bitcoin_attestations"][0]
     assert claim["merkle_root"] in shown
     page.fill("#bitcoin-header", c.other_header(pages.header).hex())
@@ -226,7 +232,9 @@ def test_another_key_is_amber_and_not_vouched_for(pages: Pages, page: object) ->
     assert pages.open(page, "no-pin", None, "plain")["verdict"] == "unpinned"
 
 
-@pytest.mark.parametrize("sample", ["genuine-token", "confirmed", "before-rotation", "forged-token"])
+@pytest.mark.parametrize(
+    "sample", ["genuine-token", "confirmed", "before-rotation", "forged-token"]
+)
 def test_the_page_fits_a_phone_and_speaks_plainly(pages: Pages, browser, sample: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844})
     phone = context.new_page()
