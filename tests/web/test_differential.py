@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from tests.web.test_agreement import rotation_changes
 
 pytestmark = pytest.mark.slow
 
-NODE = shutil.which("node") or "/usr/bin/node"  # Debian's nodejs: `make install` checks it
+NODE = Path(os.environ.get("CROVIA_NODE", shutil.which("node") or "/usr/bin/node"))
 RUNNER = PROJECT_ROOT / "tests" / "web" / "core_runner.js"
 
 
@@ -77,8 +78,11 @@ def page_outcomes(cases: list[Case]) -> list[tuple[str, str | None, str | None]]
         }
         for case in cases
     ]
+    assert NODE.exists(), (
+        f"Node is not installed at {NODE}: apt-get install -y nodejs (make test does)"
+    )
     done = subprocess.run(
-        [NODE, str(RUNNER)],
+        [str(NODE), str(RUNNER)],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
