@@ -15,6 +15,7 @@ import hashlib
 import json
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from opentimestamps.core.op import OpAppend, OpPrepend, OpSHA256
 from opentimestamps.core.timestamp import Timestamp
 
 from ledger.canonical import canonical_json
-from ledger.exceptions import CanonicalizationError
+from ledger.exceptions import CanonicalizationError, Rfc3161Invalid
 from ledger.keys import key_id
 from ledger.keys.rotation import rotation_signed_bytes
 from ledger.stamps import ots, seal_digest, stamped_bytes
@@ -83,8 +84,18 @@ def tsa_token(tsa: OpenSslTsa, data: bytes) -> bytes:
         headers={"Content-Type": "application/timestamp-query"},
         method="POST",
     )
-    with urllib.request.urlopen(post, timeout=30) as reply:
-        token, _facts = accept_reply(reply.read(), request, data)
+    with urllib.request.urlopen(post, timeout=30) as reply:  # 127.0.0.1 only
+        body = reply.read()
+    try:
+        token, _facts = accept_reply(body, request, data)
+    except Rfc3161Invalid:
+        # `crovia stamp` would not keep it (OpenSSL may send a SET OF certificates out of DER
+        # order); a verifier must refuse it all the same, so its bytes are kept as they came:
+        # the reply's SEQUENCE content is the status, then the token.
+        from pyasn1.codec.ber import decoder
+
+        size = body[1] & 0x7F if body[1] & 0x80 else 0
+        _status, token = decoder.decode(body[2 + size :])
     return token
 
 
@@ -96,9 +107,21 @@ def with_token(receipt: dict[str, Any], token: bytes, gen_time: str, url: str) -
 
 
 def gen_time_of(token: bytes, data: bytes) -> str:
+    """The token's genTime as `crovia stamp` records it; a placeholder for a token it refuses."""
     from ledger.stamps.tst import check_token
 
-    return check_token(token, data).gen_time
+    try:
+        return check_token(token, data).gen_time
+    except Rfc3161Invalid:  # still the token's own genTime, so only what was refused differs
+        from pyasn1.codec.ber import decoder
+        from pyasn1_modules import rfc3161, rfc5652
+
+        info, _ = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
+        signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
+        content = bytes(signed["encapContentInfo"]["eContent"])
+        tst, _ = decoder.decode(content, asn1Spec=rfc3161.TSTInfo())
+        moment = tst["genTime"].asDateTime.astimezone(UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- OpenTimestamps --------------------------------------------------------------------------------
@@ -198,3 +221,41 @@ def seal_bytes(receipt: dict[str, Any]) -> bytes:
 
 def seal_digest_of(receipt: dict[str, Any]) -> bytes:
     return seal_digest(receipt["seal"])
+
+
+def variant_pki(directory: Path, *, rsa: bool = False, ess: str = "sha256", chain: bool = False):
+    """A TestPki whose TSA differs in what a token carries: an RSA key (rsaEncryption signatures),
+    ESS signingCertificate v1 (`ess="sha1"`), or the CA certificate and its ESS id in the token
+    (`chain`). The tokens still come from `openssl ts -reply`."""
+    from tests.ledger.stamps.tsa_server import openssl
+
+    pki = TestPki(directory, name=f"Variant{'-rsa' * rsa}{'-chain' * chain}-{ess}")
+    if rsa:
+        openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "tsa.key",
+                "-out", "tsa.csr", "-subj", "/CN=Variant RSA TSA", cwd=directory)  # fmt: skip
+        openssl("x509", "-req", "-in", "tsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", "tsa.pem", "-days", "2", "-extfile", "tsa.ext",
+                cwd=directory)  # fmt: skip
+    config = (
+        (directory / "ts.cnf")
+        .read_text()
+        .replace("ess_cert_id_alg = sha256", f"ess_cert_id_alg = {ess}")
+    )
+    if chain:
+        config = config.replace("ess_cert_id_chain = no", "ess_cert_id_chain = yes")
+        config += f"certs = {directory}/ca.pem\n"
+    (directory / "ts.cnf").write_text(config)
+    return pki
+
+
+def der_token(token: bytes) -> bytes:
+    """`token` with its SignedData re-encoded in DER (SET OF sorted): what a TSA that follows
+    DER sends. The certificates are not signed, so the token stays genuine."""
+    from pyasn1.codec.ber import decoder
+    from pyasn1.codec.der import encoder
+    from pyasn1_modules import rfc5652
+
+    info, _ = decoder.decode(token, asn1Spec=rfc5652.ContentInfo())
+    signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
+    info["content"] = encoder.encode(signed)
+    return encoder.encode(info)

@@ -198,6 +198,27 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
     for name, mutated in stamp_changes(stamped, "rfc3161_timestamps"):
         add(f"stamped: {name}", mutated, site_tsa)
 
+    # TSAs of other kinds: RSA, ESS v1 (SHA-1), the CA certificate carried in the token
+    for number, options in enumerate(
+        ({"rsa": True}, {"ess": "sha1"}, {"chain": True}, {"rsa": True, "chain": True})
+    ):
+        variant = c.variant_pki(work / f"variant{number}", **options)
+        with OpenSslTsa(variant) as tsa:
+            token = c.tsa_token(tsa, data)
+        genuine = c.with_token(ours[0], token, c.gen_time_of(token, data), tsa.url)
+        trusted = c.trust_root(TEST_KEY, tsa_roots=c.tsa_roots_pem(variant))
+        sorted_token = c.der_token(token)
+        der = c.with_token(ours[0], sorted_token, c.gen_time_of(sorted_token, data), tsa.url)
+        for pin in (None, site_tsa, trusted):
+            add(f"variant {options} token", genuine, pin)
+            add(f"variant {options} token in DER", der, pin)
+        for position in range(number, len(token), 5):
+            changed = bytearray(token)
+            changed[position] ^= 0x04
+            gen_time = genuine["rfc3161_timestamps"][0]["gen_time"]
+            flipped = c.with_token(ours[0], bytes(changed), gen_time, tsa.url)
+            add(f"variant {options} token byte {position} flipped", flipped, trusted)
+
     # OpenTimestamps: pending, confirmed, forged claims, every byte of a proof changed, headers
     digest = c.seal_digest_of(ours[6])
     pending_proof, _ = c.ots_proof(digest, confirmed=False)

@@ -65,12 +65,57 @@
     return bytesOf(asn1.toBER(false));
   }
 
+  // The TSTInfo is signed, not re-encoded (as ledger/stamps/tst.py): nothing may follow it.
+  function parseTstInfo(bytes) {
+    const parsed = asn1js.fromBER(bytes);
+    if (parsed.offset === -1 || parsed.result.error) tokenFail("the TSTInfo is not DER");
+    if (parsed.offset !== bytes.length) tokenFail("bytes after the TSTInfo", null, bytes.length - parsed.offset);
+    return parsed.result;
+  }
+
   function parseDer(bytes, what) {
     const parsed = asn1js.fromBER(bytes);
     if (parsed.offset === -1 || parsed.result.error) tokenFail(`${what} is not DER`);
     if (parsed.offset !== bytes.length) tokenFail(`bytes after the ${what}`, null, bytes.length - parsed.offset);
     if (!sameBytes(derOf(parsed.result), bytes)) tokenFail(`${what} is not DER (re-encoding it changes its bytes)`);
     return parsed.result;
+  }
+
+  // What re-encoding cannot see: asn1js keeps the order of a SET OF and a constructed string as
+  // parsed, where DER (and pyasn1's re-encoding in ledger/stamps/tst.py) sorts the encodings of a
+  // SET OF's elements and makes strings primitive. `setOf` marks an IMPLICIT [n] SET OF.
+  function checkDerSets(node, setOf) {
+    const id = node.idBlock;
+    if (!id.isConstructed) return;
+    if (id.tagClass === 1 && (id.tagNumber === 3 || id.tagNumber === 4)) tokenFail("the token is not DER (a constructed string)");
+    const children = node.valueBlock.value;
+    if (setOf || (id.tagClass === 1 && id.tagNumber === 17)) {
+      const encodings = children.map(derOf);
+      const width = Math.max(0, ...encodings.map((e) => e.length));
+      const padded = encodings.map((e) => { const out = new Uint8Array(width); out.set(e); return out; });
+      for (let k = 1; k < padded.length; k++) {
+        if (compareBytes(padded[k - 1], padded[k]) > 0) tokenFail("the token is not DER (a SET OF out of order)");
+      }
+    }
+    for (const child of children) checkDerSets(child, false);
+  }
+
+  function compareBytes(a, b) {
+    for (let k = 0; k < Math.min(a.length, b.length); k++) if (a[k] !== b[k]) return a[k] - b[k];
+    return a.length - b.length;
+  }
+
+  // SignedData's [0] certificates and [1] crls, and each SignerInfo's [0] signed and [1]
+  // unsigned attributes, are IMPLICIT SET OF.
+  function checkSignedDataDer(signedData) {
+    checkDerSets(signedData, false);
+    const fields = signedData.valueBlock.value;
+    for (const field of fields) if (field.idBlock.tagClass === 3) checkDerSets(field, true);
+    const infos = fields[fields.length - 1];
+    for (const info of infos.idBlock.isConstructed ? infos.valueBlock.value : []) {
+      if (!info.idBlock.isConstructed) continue;
+      for (const field of info.valueBlock.value) if (field.idBlock.tagClass === 3) checkDerSets(field, true);
+    }
   }
 
   function schemaOf(make, what) {
@@ -166,11 +211,12 @@
     const info = schemaOf(() => new pkijs.ContentInfo({ schema: outer }), "ContentInfo");
     if (info.contentType !== OID.signedData) tokenFail("the token is not one CMS SignedData", OID.signedData, info.contentType);
     const signed = schemaOf(() => new pkijs.SignedData({ schema: info.content }), "SignedData");
+    checkSignedDataDer(info.content);
     const encap = signed.encapContentInfo;
     if (encap.eContentType !== OID.tstInfo) tokenFail("the token's content is not a TSTInfo", OID.tstInfo, encap.eContentType);
     if (!encap.eContent || encap.eContent.idBlock.isConstructed) tokenFail("the TSTInfo is not one primitive OCTET STRING");
     const tstDer = bytesOf(encap.eContent.valueBlock.valueHexView);
-    const tst = schemaOf(() => new pkijs.TSTInfo({ schema: parseDer(tstDer, "the TSTInfo") }), "TSTInfo");
+    const tst = schemaOf(() => new pkijs.TSTInfo({ schema: parseTstInfo(tstDer) }), "TSTInfo");
     const imprint = tst.messageImprint;
     if (imprint.hashAlgorithm.algorithmId !== OID.sha256) tokenFail("imprint algorithm", OID.sha256, imprint.hashAlgorithm.algorithmId);
     const expected = toHex(await sha256(data));
