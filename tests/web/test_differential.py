@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-from ledger.exceptions import VerificationError
-from ledger.receipt import verify_receipt_bytes
 from tests.crawl import PROJECT_ROOT
 from tests.ledger.stamps.tsa_server import OPENSSL, OpenSslTsa, TestPki
 from tests.vectors.make_vectors import (
@@ -55,17 +53,15 @@ class Case:
 
 
 def cli_outcome(case: Case) -> tuple[str, str | None]:
-    """(verdict, first failing check) from `crovia verify`'s own function."""
-    from ledger.keys.trust import parse_trust_root
+    """(verdict, first failing check) from `crovia verify`'s own function (docs/format.md, "One
+    verdict"), the trust root read as `crovia verify --trust-root` reads it."""
+    from ledger.keys import parse_trust_root
+    from ledger.receipt import receipt_verdict
 
     pin = {}
     if case.pin is not None:
         pin["trust_root"] = parse_trust_root(json.dumps(case.pin).encode())
-    try:
-        verdict = verify_receipt_bytes(case.data, bitcoin_headers=list(case.headers), **pin)
-    except VerificationError as exc:
-        return ("unpinned" if exc.check == "pinned_key" else "invalid", exc.check)
-    return (verdict.verdict, None if verdict.verdict == "valid" else "pinned_key")
+    return receipt_verdict(case.data, bitcoin_headers=list(case.headers), **pin)
 
 
 def page_outcomes(cases: list[Case]) -> list[tuple[str, str | None, str | None]]:
