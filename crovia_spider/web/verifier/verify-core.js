@@ -507,14 +507,7 @@
   // and its TSA roots. Its records are JSON values here, as a receipt's are (JsonInt counts).
   function trustOf(pin) {
     if (!pin || typeof pin.public_key_hex !== "string") return null;
-    const seen = new Set();
-    const records = [];
-    for (const record of Array.isArray(pin.key_rotations) ? pin.key_rotations : []) {
-      const parsed = parseJson(JSON.stringify(record));
-      const text = canonical(parsed);
-      if (!seen.has(text)) records.push(parsed); // the same record twice counts once
-      seen.add(text);
-    }
+    const records = (Array.isArray(pin.key_rotations) ? pin.key_rotations : []).map((r) => parseJson(JSON.stringify(r)));
     return {
       public_key_hex: pin.public_key_hex,
       key_id: pin.key_id,

@@ -250,6 +250,7 @@
     if (!SIGNATURES.includes(algorithm)) tokenFail("unsupported signature algorithm", SIGNATURES, algorithm);
     if (algorithm === ED25519) throw new NotChecked("an Ed25519 TSA signature (PKI.js cannot check it)");
     const trusted = roots.length > 0;
+    if (trusted) checkChainParams(signer.signatureAlgorithm);
     let result;
     try {
       result = await signed.verify({ signer: 0, data, checkChain: trusted, trustedCerts: roots, extendedMode: true });
@@ -263,6 +264,15 @@
     if (!result.signatureVerified) tokenFail("the CMS signature does not verify under the TSA certificate", subjectOf(cert));
     checkEku(cert);
     return { gen_time: isoTime(tst.genTime), tsa_subject: subjectOf(cert), pinned: trusted };
+  }
+
+  // Chaining to a root, `crovia verify` parses the SignerInfo again with rfc3161-client, which
+  // (as X.509 libraries do) wants the signature algorithm's parameters absent or NULL.
+  function checkChainParams(algorithm) {
+    const params = algorithm.algorithmParams;
+    if (params && !(params instanceof asn1js.Null)) {
+      tokenFail("the TSA certificate does not chain to a pinned root: the signature algorithm's parameters are not NULL");
+    }
   }
 
   function pemRoots(pems) {
