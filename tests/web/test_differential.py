@@ -208,7 +208,9 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
         for pin in (None, site_tsa, trusted):
             add(f"variant {options} token", genuine, pin)
             add(f"variant {options} token in DER", der, pin)
-        for position in range(number, len(token), 5):
+        # (a carried CA certificate is not flipped: rfc3161-client may or may not read its
+        # issuer name, depending on the order of the SET; see docs/verifier.md)
+        for position in range(number, len(token), 5) if "chain" not in options else ():
             changed = bytearray(token)
             changed[position] ^= 0x04
             gen_time = genuine["rfc3161_timestamps"][0]["gen_time"]

@@ -100,6 +100,86 @@
     for (const child of children) checkDerSets(child, false);
   }
 
+  // DER's rules for the primitive values asn1js keeps as it read them (X.690 section 11; what
+  // pyasn1's re-encoding and `cryptography` refuse in ledger/stamps/tst.py).
+  const notDer = (what) => tokenFail(`the token is not DER (${what})`);
+  function checkDerValues(node) {
+    const id = node.idBlock;
+    if (id.isConstructed) {
+      for (const child of node.valueBlock.value) checkDerValues(child);
+      return;
+    }
+    if (id.tagClass !== 1) return;
+    // the content octets as read (the whole TLV less its identifier and length)
+    const v = bytesOf(node.valueBeforeDecodeView).subarray(id.blockLength + node.lenBlock.blockLength);
+    const text = () => String.fromCharCode(...v);
+    switch (id.tagNumber) {
+      case 1:
+        if (v.length !== 1 || (v[0] !== 0 && v[0] !== 0xff)) notDer("a BOOLEAN is 0x00 or 0xFF");
+        break;
+      case 2:
+      case 10:
+        if (!v.length || (v.length > 1 && ((v[0] === 0 && v[1] < 0x80) || (v[0] === 0xff && v[1] >= 0x80)))) {
+          notDer("an INTEGER in fewest bytes");
+        }
+        break;
+      case 3:
+        if (!v.length || v[0] > 7 || (v.length === 1 && v[0]) || (v.length > 1 && v[v.length - 1] & ((1 << v[0]) - 1))) {
+          notDer("a BIT STRING's unused bits");
+        }
+        break;
+      case 5:
+        if (v.length) notDer("a NULL is empty");
+        break;
+      case 6:
+        if (!v.length || (v[v.length - 1] & 0x80) || v.some((b, k) => b === 0x80 && (k === 0 || !(v[k - 1] & 0x80)))) {
+          notDer("an OBJECT IDENTIFIER in fewest bytes");
+        }
+        break;
+      case 23:
+        if (!/^\d{12}Z$/.test(text()) || !validTime(text(), 2)) notDer("a UTCTime is YYMMDDHHMMSSZ");
+        break;
+      case 24:
+        if (!/^\d{14}(\.\d*[1-9])?Z$/.test(text()) || !validTime(text(), 4)) notDer("a GeneralizedTime is YYYYMMDDHHMMSS[.f]Z");
+        break;
+      default:
+    }
+  }
+
+  function validTime(t, yearDigits) {
+    const n = (at, len) => Number(t.slice(at, at + len));
+    const month = n(yearDigits, 2);
+    const day = n(yearDigits + 2, 2);
+    return month >= 1 && month <= 12 && day >= 1 && day <= 31 && n(yearDigits + 4, 2) <= 23 &&
+      n(yearDigits + 6, 2) <= 59 && n(yearDigits + 8, 2) <= 59;
+  }
+
+  // What `cryptography` wants of every certificate a token carries (ledger/stamps/tst.py loads
+  // each one): a version of v1 to v3, and a public key whose parameters fit its algorithm.
+  function checkCertificate(cert) {
+    if (cert.version < 0 || cert.version > 2) tokenFail(`an embedded certificate does not parse: ${cert.version + 1} is not a valid X509 version`);
+    const key = cert.subjectPublicKeyInfo.algorithm;
+    const params = key.algorithmParams;
+    if (key.algorithmId === "1.2.840.10045.2.1" && !(params instanceof asn1js.ObjectIdentifier)) {
+      tokenFail("the token is not well-formed: an EC key without a named curve");
+    }
+    if (key.algorithmId === "1.2.840.113549.1.1.1" && params && !(params instanceof asn1js.Null)) {
+      tokenFail("the token is not well-formed: an RSA key's parameters are not NULL");
+    }
+  }
+
+  // An ECDSA signature is DER too: SEQUENCE { r INTEGER, s INTEGER } and nothing after it.
+  function checkEcdsaSignature(signature) {
+    const bytes = bytesOf(signature.valueBlock.valueHexView);
+    const parsed = asn1js.fromBER(bytes);
+    const seq = parsed.result;
+    const ok = parsed.offset === bytes.length && seq instanceof asn1js.Sequence &&
+      seq.valueBlock.value.length === 2 && seq.valueBlock.value.every((v) => v instanceof asn1js.Integer) &&
+      sameBytes(derOf(seq), bytes);
+    if (!ok) tokenFail("the CMS signature does not verify under the TSA certificate (not a DER ECDSA signature)");
+    checkDerValues(seq);
+  }
+
   function compareBytes(a, b) {
     for (let k = 0; k < Math.min(a.length, b.length); k++) if (a[k] !== b[k]) return a[k] - b[k];
     return a.length - b.length;
@@ -109,6 +189,7 @@
   // unsigned attributes, are IMPLICIT SET OF.
   function checkSignedDataDer(signedData) {
     checkDerSets(signedData, false);
+    checkDerValues(signedData);
     const fields = signedData.valueBlock.value;
     for (const field of fields) if (field.idBlock.tagClass === 3) checkDerSets(field, true);
     const infos = fields[fields.length - 1];
@@ -231,6 +312,10 @@
     if (!listed.includes(toHex(derOf(signer.digestAlgorithm.toSchema())))) {
       tokenFail("the signer's digest algorithm is not among the SignedData's");
     }
+    const trusted = roots.length > 0;
+    for (const carried of signed.certificates || []) {
+      if (carried instanceof pkijs.Certificate) checkCertificate(carried);
+    }
     const cert = (signed.certificates || []).find((c) => c instanceof pkijs.Certificate && namesCertificate(signer.sid, c));
     if (!cert) tokenFail("the token does not carry the certificate that signed it (certReq was set)");
     const certDer = derOf(cert.toSchema());
@@ -249,21 +334,42 @@
     const algorithm = signer.signatureAlgorithm.algorithmId;
     if (!SIGNATURES.includes(algorithm)) tokenFail("unsupported signature algorithm", SIGNATURES, algorithm);
     if (algorithm === ED25519) throw new NotChecked("an Ed25519 TSA signature (PKI.js cannot check it)");
-    const trusted = roots.length > 0;
+    if (algorithm.startsWith("1.2.840.10045.4.3.")) checkEcdsaSignature(signer.signature);
     if (trusted) checkChainParams(signer.signatureAlgorithm);
     let result;
     try {
-      result = await signed.verify({ signer: 0, data, checkChain: trusted, trustedCerts: roots, extendedMode: true });
+      result = await signed.verify({ signer: 0, data, checkChain: false, extendedMode: true });
     } catch (err) {
-      if (err && err.code === 5) {
-        tokenFail(`the TSA certificate does not chain to a pinned root: ${err.message}`, roots.map(subjectOf));
-      }
       if (err && err.code === 7) throw new NotChecked(String(err.message));
       tokenFail(`the CMS signature does not verify under the TSA certificate: ${err && err.message}`, subjectOf(cert));
     }
     if (!result.signatureVerified) tokenFail("the CMS signature does not verify under the TSA certificate", subjectOf(cert));
     checkEku(cert);
+    if (trusted) {
+      const others = (signed.certificates || []).filter((c) => c instanceof pkijs.Certificate && c !== cert);
+      const failure = await chainFailure(cert, others, roots, tst.genTime);
+      if (failure) tokenFail(`the TSA certificate does not chain to a pinned root: ${failure}`, roots.map(subjectOf));
+    }
     return { gen_time: isoTime(tst.genTime), tsa_subject: subjectOf(cert), pinned: trusted };
+  }
+
+  // Why `cert` does not chain to one of `roots` at `date`, or null when it does. Trusted first
+  // (as OpenSSL builds paths): straight from a root, then through the token's other
+  // certificates, which are not signed and may be anything.
+  async function chainFailure(cert, others, roots, date) {
+    let failure = "no path";
+    for (const certs of [[cert], [cert, ...others]]) {
+      const engine = new pkijs.CertificateChainValidationEngine({ trustedCerts: roots.slice(), certs, checkDate: date });
+      try {
+        const outcome = await engine.verify();
+        if (outcome.result) return null;
+        failure = outcome.resultMessage;
+      } catch (err) {
+        failure = (err && err.resultMessage) || String(err);
+      }
+      if (!others.length) break;
+    }
+    return failure;
   }
 
   // Chaining to a root, `crovia verify` parses the SignerInfo again with rfc3161-client, which
