@@ -261,3 +261,18 @@ def test_stamps_are_not_checked_without_the_vendored_library(pages: Pages, page:
     assert "rfc3161" not in result["checks"]
     assert field(page, "rfc3161-0").startswith("not checked in this browser")
     assert field(page, "earliest-time") == "none"
+
+
+def test_publish_serves_the_vendored_library_with_its_licences(pages: Pages, page: object) -> None:
+    from crovia_spider.web.site import PAGE_ASSETS, page_asset
+
+    vendored = [name for name in PAGE_ASSETS if name.startswith("vendor/")]
+    assert {"vendor/pkijs.bundle.js", "vendor/LICENSES/pkijs.LICENSE"} <= set(vendored)
+    assert "vendor/LICENSES/asn1js.LICENSE" in vendored
+    for name in vendored:
+        assert (pages.directory / "v" / name).read_bytes() == page_asset(name)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    pages.open(page, "site-tsa", site_with_tsa(pages), "genuine-token")
+    bundle = [url for url in requested if url.endswith("/vendor/pkijs.bundle.js")]
+    assert bundle and all(url.startswith(pages.base) for url in requested), requested
