@@ -276,3 +276,33 @@ def test_publish_serves_the_vendored_library_with_its_licences(pages: Pages, pag
     pages.open(page, "site-tsa", site_with_tsa(pages), "genuine-token")
     bundle = [url for url in requested if url.endswith("/vendor/pkijs.bundle.js")]
     assert bundle and all(url.startswith(pages.base) for url in requested), requested
+
+
+def test_the_sites_own_page_after_a_rotation(page: object, tmp_path: Path) -> None:
+    """Observation 3 end to end: receipts published before `rotate-key` stay valid on the site's
+    own page, published again after it (the trust root `crovia publish` embeds names the
+    rotation); receipts after it are valid under the new key. Needs v16-cli's publish."""
+    import nacl.signing
+
+    ledger_dir, public = tmp_path / "ledger", tmp_path / "public"
+    with Ledger.open(ledger_dir, signing_key=TEST_KEY) as ledger:
+        first = ledger.issue([sample_envelope(n) for n in range(3)])
+        ledger.seal()
+    publish(ledger_dir, public)
+    with Ledger.open(ledger_dir, signing_key=TEST_KEY) as ledger:
+        record = ledger.rotate_key(nacl.signing.SigningKey(c.NEW_KEY.encode()))
+        second = ledger.issue([sample_envelope(n) for n in range(3, 5)])
+        ledger.seal()
+    publish(ledger_dir, public)
+    server = Server(public)
+    try:
+        page.goto(server.base + f"v/{first[0].axiom_id}")
+        result = verdict_of(page)
+        assert result["verdict"] == "valid", result
+        assert result["key"] == "previous"
+        assert f"previous key {record['old_key_id']}" in banner(page)
+        page.goto(server.base + f"v/{second[-1].axiom_id}")
+        after = verdict_of(page)
+        assert after["verdict"] == "valid" and after["key"] == "site", after
+    finally:
+        server.stop()
