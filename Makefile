@@ -55,6 +55,20 @@ $(CHROMIUM):
 need-openssl:
 	@command -v openssl >/dev/null || { echo "openssl is missing: apt-get install -y openssl" >&2; exit 1; }
 
+# The page's differential test runs its scripts under Node (Debian's nodejs, no npm needed).
+NODE ?= /usr/bin/node
+export CROVIA_NODE := $(NODE)
+test: $(NODE)
+
+$(NODE):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's nodejs for the page's differential test (apt-get install nodejs)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; \
+	else \
+	  echo "The page's differential test needs Node at $(NODE): sudo apt-get install -y nodejs"; \
+	  exit 1; \
+	fi
+
 demo: $(STAMP) need-openssl
 	$(BIN)/python -m crovia_spider.demo
 

@@ -21,7 +21,20 @@ from ledger.publish import PublishContext
 from ledger.store import ROTATIONS_FILE, SEALS_FILE
 
 PAGE_DIR = "v/"
-PAGE_ASSETS = ("index.html", "verify-core.js", "page.js", "verifier.css")
+PAGE_ASSETS = (
+    "index.html",
+    "verify-core.js",
+    "verify-stamps.js",
+    "page.js",
+    "verifier.css",
+    # PKI.js and asn1js, pinned and bundled (vendor/recipe/), served from the site's own origin
+    "vendor/pkijs.bundle.js",
+    "vendor/LICENSES/asn1js.LICENSE",
+    "vendor/LICENSES/bytestreamjs.LICENSE",
+    "vendor/LICENSES/noble-hashes.LICENSE",
+    "vendor/LICENSES/peculiar-utils.LICENSE",
+    "vendor/LICENSES/pkijs.LICENSE",
+)
 TRUST_ROOT_FILE = "trust_root.json"
 _TRUST_ROOT_SLOT = b'{"key_id":null,"public_key_hex":null}'
 
@@ -53,7 +66,7 @@ def site_trust_root(context: PublishContext) -> dict[str, Any]:
 
 def page_asset(name: str) -> bytes:
     """The bytes of one file of the verifier page as shipped in the package."""
-    return resources.files("crovia_spider.web").joinpath("verifier", name).read_bytes()
+    return resources.files("crovia_spider.web").joinpath("verifier", *name.split("/")).read_bytes()
 
 
 def _seal_at(context: PublishContext, leaf_count: int) -> dict:

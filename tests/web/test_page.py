@@ -49,11 +49,15 @@ def test_every_published_receipt_shows_valid_under_the_site_key(site: Site, page
 def test_the_reference_receipt_passes_its_checks_but_is_another_key(site: Site, page: object):
     page.goto(site.url("/v/?src=/samples/seed.json"))
     result = verdict_of(page)
-    assert result["verdict"] == "valid"
+    assert result["verdict"] == "unpinned"  # amber: never green above a red pinned_key
+    assert result["failed"] == "pinned_key"
     assert result["key"] == "other"
     assert result["checks"].pop("pinned_key") == "false"
     assert set(result["checks"].values()) == {"true"}
     assert "ANOTHER key" in page.locator("#key-status").text_content()
+    text = page.locator("#verdict").text_content()
+    assert "not vouched for by this site" in text.lower()
+    assert "every check passed" not in text.lower()
 
 
 def test_src_from_another_origin_is_refused(site: Site, page: object) -> None:

@@ -26,12 +26,43 @@
 
   const show = (v) => (v === null || v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v));
 
-  function stampText(stamps) {
-    if (!stamps) return "";
-    const parts = [`OpenTimestamps: ${stamps.opentimestamps}`];
-    if (stamps.rfc3161.length) parts.push(`RFC 3161: ${stamps.rfc3161.join(", ")}`);
-    const any = stamps.rfc3161.length || !["not_stamped", "pending_next_stamp"].includes(stamps.opentimestamps);
-    return parts.join("; ") + (any ? " (not checked in the browser: use crovia verify --tsa-root)" : "");
+  // What third parties vouch for, from checked stamps only (verify-stamps.js); the unsigned
+  // tsa_url is never shown as a source of time.
+  function stampRows(stamps) {
+    if (!stamps) return [];
+    const rows = [];
+    const tokens = stamps.rfc3161 || [];
+    if (!tokens.length) rows.push(["RFC 3161 timestamp", "rfc3161", "not stamped"]);
+    tokens.forEach((token, n) => {
+      const label = tokens.length > 1 ? `RFC 3161 timestamp ${n + 1}` : "RFC 3161 timestamp";
+      const text = !token.checked
+        ? `not checked in this browser (${token.why}); use crovia verify`
+        : `${token.gen_time} by the TSA ${token.tsa_subject}` +
+          (token.pinned ? " (its certificate chains to a TSA root this site trusts)"
+            : " (signature checked; this site names no TSA root, so the TSA is not vouched for)");
+      rows.push([label, `rfc3161-${n}`, text]);
+    });
+    const proof = stamps.opentimestamps || {};
+    let text;
+    if (!proof.proof) {
+      text = proof.status === "pending_next_stamp" ? "pending (no proof yet)" : "not stamped";
+    } else if (!proof.checked) {
+      text = `not checked in this browser (${proof.why || "the proof could not be read"}); use crovia verify`;
+    } else if (!proof.bitcoin.length) {
+      text = `pending: submitted to ${proof.calendars.join(", ") || "no calendar"}, not yet in Bitcoin`;
+    } else {
+      const blocks = proof.bitcoin.map((b) => `Bitcoin block ${b.block_height} (Merkle root ${b.merkle_root})`).join("; ");
+      const times = proof.times.map((t) => `${t.source} at ${t.at}`).join("; ");
+      text = times ? `confirmed: ${blocks}; block header checked: ${times}`
+        : `claims ${blocks}; not checked against a block header: paste the block's header below`;
+    }
+    rows.push(["OpenTimestamps", "opentimestamps", text]);
+    const vouched = tokens.filter((t) => t.checked && t.pinned).map((t) => ({ at: t.gen_time, who: `the TSA ${t.tsa_subject}` }))
+      .concat((proof.times || []).map((t) => ({ at: t.at, who: t.source })));
+    vouched.sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
+    rows.push(["earliest time vouched for by a pinned third party", "earliest-time",
+      vouched.length ? `${vouched[0].at} (${vouched[0].who})` : "none"]);
+    return rows;
   }
 
   function renderVouches(receipt, stamps) {
@@ -43,29 +74,52 @@
     const seal = V.plain(receipt.seal || {});
     const record = body.spider_record || {};
     const rows = [
-      ["vendor", body.vendor],
-      ["title", body.title],
-      ["url", record.url],
-      ["observed_at", record.observed_at],
-      ["issued_at", env.issued_at],
-      ["leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
-      ["sealed_at", seal.sealed_at],
-      ["key_id", seal.key_id],
-      ["stamps", stampText(stamps)],
+      ["vendor", "vendor", body.vendor],
+      ["title", "title", body.title],
+      ["address", "url", record.url],
+      ["observed at", "observed_at", record.observed_at],
+      ["signed at", "issued_at", env.issued_at],
+      ["leaf", "leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
+      ["sealed at", "sealed_at", seal.sealed_at],
+      ["key id", "key_id", seal.key_id],
+      ...stampRows(stamps),
     ];
-    for (const [name, value] of rows) {
-      list.append(el("dt", name), el("dd", show(value), { "data-field": name }));
+    for (const [label, name, value] of rows) {
+      list.append(el("dt", label), el("dd", show(value), { "data-field": name }));
     }
   }
+
+  // Plain words for check names ("not_stamped" reads "not stamped"); data-check keeps the name
+  // crovia verify prints.
+  const plainWords = (name) => String(name).replace(/_/g, " ");
+  const CHECK_LABELS = {
+    canonical_bytes: "canonical bytes",
+    receipt_shape: "receipt shape",
+    axiom_id: "axiom id",
+    verifier_url: "verifier address",
+    envelope_signature: "envelope signature",
+    envelope_shape: "envelope shape",
+    leaf_hash: "leaf hash",
+    merkle_path: "Merkle path",
+    merkle_root: "Merkle root",
+    seal_signature: "seal signature",
+    key_id: "key id",
+    trust_root: "trust root",
+    rfc3161: "RFC 3161 timestamp",
+    opentimestamps: "OpenTimestamps proof",
+    bitcoin_anchor: "Bitcoin anchor",
+    key_rotation: "key rotation",
+    pinned_key: "key vouched for by this site",
+  };
 
   function renderChecks(report) {
     const list = $("checks");
     list.replaceChildren();
     for (const check of report.checks) {
       const item = el("li", null, { "data-check": check.name, "data-ok": String(check.ok) });
-      item.append(el("span", check.ok ? "✓" : "✗", { class: "mark" }), el("code", check.name));
-      if (check.message) item.append(el("span", ` ${check.message}`));
-      if (!check.ok || check.name === "pinned_key") {
+      item.append(el("span", check.ok ? "✓" : "✗", { class: "mark" }), el("span", ` ${CHECK_LABELS[check.name] || plainWords(check.name)}`, { class: "name" }));
+      if (check.message) item.append(el("span", `: ${check.message}`));
+      if (!check.ok) {
         const detail = el("dl", null, { class: "values" });
         detail.append(el("dt", "expected"), el("dd", show(check.expected)));
         detail.append(el("dt", "computed"), el("dd", show(check.computed)));
@@ -75,47 +129,75 @@
     }
   }
 
-  const VERDICT_TEXT = {
-    valid: "Valid: every check passed.",
-    invalid: "Invalid: a check failed.",
-    unsupported:
-      "This browser cannot verify Ed25519 signatures (WebCrypto without Ed25519, or a page not " +
-      "served over https or from this computer). Nothing was checked; use `crovia verify`.",
-    error: "The receipt could not be read.",
-  };
+
+  function verdictText(report, pin) {
+    const short = (key) => (key ? `${key.slice(0, 16)}…` : "");
+    switch (report.verdict) {
+      case "valid":
+        if (report.key === "previous" && report.previous) {
+          const p = report.previous;
+          return `Valid: every check passed. Signed by this site's previous key ${p.old_key_id}, ` +
+            `handed over to ${p.new_key_id} at ${p.rotated_at}.`;
+        }
+        if (report.key === "rotation") return "Valid: every check passed. Signed by a key this site's key handed over to.";
+        return "Valid: every check passed. Signed by this site's key.";
+      case "unpinned":
+        return pin
+          ? "Not vouched for by this site: every cryptographic check passed, but the receipt is signed by another key " +
+            `(key id ${V.plain(report.receipt.seal.key_id)}), not this site's (${pin.key_id}).`
+          : "Not vouched for by this site: every cryptographic check passed, but this page names no site key to compare with.";
+      case "invalid": {
+        const failed = report.checks.find((c) => !c.ok);
+        const values = failed && (failed.expected !== null || failed.computed !== null)
+          ? ` Expected ${show(failed.expected)}, computed ${show(failed.computed)}.` : "";
+        return `Invalid: the check "${plainWords(report.failed)}" failed: ${failed ? failed.message : ""}.${values}`;
+      }
+      case "unsupported":
+        return "This browser cannot verify Ed25519 signatures (WebCrypto without Ed25519, or a page not " +
+          "served over https or from this computer). Nothing was checked; use `crovia verify`.";
+      default:
+        return "The receipt could not be read.";
+    }
+  }
 
   function renderKey(report, pin) {
     const key = $("key-status");
     key.setAttribute("data-key", report.key);
-    if (report.verdict !== "valid") {
-      key.textContent = "";
-    } else if (report.key === "site") {
+    if (report.verdict === "valid" && report.key === "site") {
       key.textContent = `Signed by this site's key (key id ${pin.key_id}).`;
-    } else if (report.key === "other") {
+    } else if (report.verdict === "valid") {
+      key.textContent = "Signed by an earlier key of this site, which handed over to its key now in a signed rotation record.";
+    } else if (report.verdict === "unpinned" && pin) {
       key.textContent =
         `Signed by ANOTHER key than this site's: key id ${V.plain(report.receipt.seal.key_id)},` +
-        ` not ${pin.key_id}. The receipt is consistent, but this site does not vouch for it.`;
+        ` not ${pin.key_id}. The receipt is consistent, but it is not vouched for by this site.`;
+    } else if (report.verdict === "unpinned") {
+      key.textContent = "No site key to compare with: the signer is not vouched for by this site.";
     } else {
-      key.textContent = "No site key to compare with: the signer was not checked.";
+      key.textContent = "";
     }
   }
+
+  let current = null; // the bytes and source last verified, for a pasted block header
 
   function render(report, pin) {
     const verdict = $("verdict");
     verdict.setAttribute("data-verdict", report.verdict);
-    verdict.textContent = VERDICT_TEXT[report.verdict];
+    verdict.textContent = verdictText(report, pin);
     if (report.failed) verdict.setAttribute("data-failed", report.failed);
     else verdict.removeAttribute("data-failed");
     renderKey(report, pin);
-    renderVouches(report.verdict === "valid" ? report.receipt : null, report.stamps);
+    const shown = report.verdict === "valid" || report.verdict === "unpinned";
+    renderVouches(shown ? report.receipt : null, report.stamps);
     renderChecks(report);
   }
 
-  async function verify(bytes, source) {
+  async function verify(bytes, source, headers) {
     const pin = siteTrustRoot();
+    current = { bytes, source };
     $("source").textContent = source;
     try {
-      render(await V.verifyReceiptBytes(bytes, pin), pin);
+      render(await V.verifyReceiptBytes(bytes, pin, { headers: headers || [] }), pin);
     } catch (err) {
       render({ verdict: "error", checks: [], failed: null, key: "unpinned" }, pin);
       $("source").textContent = `${source}: ${err}`;
@@ -169,6 +251,18 @@
     });
     $("paste-go").addEventListener("click", () => {
       verify(new TextEncoder().encode($("paste").value), "pasted text");
+    });
+    $("header-go").addEventListener("click", () => {
+      if (!current) return;
+      let header;
+      try {
+        header = globalThis.CroviaStamps.parseHeader($("bitcoin-header").value);
+      } catch (err) {
+        $("header-error").textContent = String(err.message || err);
+        return;
+      }
+      $("header-error").textContent = "";
+      verify(current.bytes, `${current.source} with a pasted block header`, [header]);
     });
     const pin = siteTrustRoot();
     $("site-key").textContent = pin ? `${pin.key_id} (${pin.public_key_hex})` : "none";

@@ -471,30 +471,36 @@
     }
   }
 
-  // The keys a receipt vouches for: the seal's alone, or key_rotations up to it.
-  async function keyChain(receipt) {
-    const seal = receipt.seal;
-    if (!has(receipt, "key_rotations")) return { keys: [seal.public_key_hex], records: [] };
-    const records = receipt.key_rotations;
-    if (!isObject(records[0])) throw new CheckFailed("key_rotation", "key_rotations is a non-empty list of rotation records");
+  // Checks a list of rotation records, each starting at the key the one before handed over to;
+  // returns {keys, records}. `where` names the list in messages.
+  async function followRecords(records, where) {
+    if (!isObject(records[0])) throw new CheckFailed("key_rotation", `${where} is a non-empty list of rotation records`);
     const keys = [records[0].old_public_key_hex];
     let previous = 0n;
     for (let n = 0; n < records.length; n++) {
       const record = records[n];
-      const where = `key_rotations ${n + 1}`;
-      await checkRotation(record, where);
+      const at = `${where} ${n + 1}`;
+      await checkRotation(record, at);
       if (record.old_public_key_hex !== keys[keys.length - 1]) {
-        throw new CheckFailed("key_rotation", `${where}: old_public_key_hex`, keys[keys.length - 1], record.old_public_key_hex);
+        throw new CheckFailed("key_rotation", `${at}: old_public_key_hex`, keys[keys.length - 1], record.old_public_key_hex);
       }
       if (keys.includes(record.new_public_key_hex)) {
-        throw new CheckFailed("key_rotation", `${where}: hands over to a key the ledger had before`, null, record.new_public_key_hex);
+        throw new CheckFailed("key_rotation", `${at}: hands over to a key the ledger had before`, null, record.new_public_key_hex);
       }
       if (record.leaf_count.big < previous) {
-        throw new CheckFailed("key_rotation", `${where}: leaf_count goes back`, `>= ${previous}`, plain(record.leaf_count));
+        throw new CheckFailed("key_rotation", `${at}: leaf_count goes back`, `>= ${previous}`, plain(record.leaf_count));
       }
       keys.push(record.new_public_key_hex);
       previous = record.leaf_count.big;
     }
+    return { keys, records };
+  }
+
+  // The keys a receipt vouches for: the seal's alone, or key_rotations up to it.
+  async function keyChain(receipt) {
+    const seal = receipt.seal;
+    if (!has(receipt, "key_rotations")) return { keys: [seal.public_key_hex], records: [] };
+    const { keys, records } = await followRecords(receipt.key_rotations, "key_rotations");
     if (keys[keys.length - 1] !== seal.public_key_hex) {
       throw new CheckFailed("key_rotation", "key_rotations: last new key = seal.public_key_hex", seal.public_key_hex, keys[keys.length - 1]);
     }
@@ -502,6 +508,52 @@
       throw new CheckFailed("key_rotation", "key_rotations: a rotation after the seal", `leaf_count <= ${seal.leaf_count.big}`, plain(records[records.length - 1].leaf_count));
     }
     return { keys, records };
+  }
+
+  // The site's trust root (docs/format.md "trust root"), parsed once: the pin, its rotation chain
+  // and its TSA roots. Its records are JSON values here, as a receipt's are (JsonInt counts).
+  function trustOf(pin) {
+    if (!pin || typeof pin.public_key_hex !== "string") return null;
+    const records = (Array.isArray(pin.key_rotations) ? pin.key_rotations : []).map((r) => parseJson(JSON.stringify(r)));
+    return {
+      public_key_hex: pin.public_key_hex,
+      key_id: pin.key_id,
+      records,
+      tsa_roots: Array.isArray(pin.tsa_roots) ? pin.tsa_roots : [],
+    };
+  }
+
+  // The known chain (the trust root's records) is checked, must end at the pin, and must agree
+  // with the receipt's own records: two hand-overs from one key are a fork. Returns its keys.
+  async function knownChain(trust, chain) {
+    if (!trust || !trust.records.length) return trust ? [trust.public_key_hex] : [];
+    const known = await followRecords(trust.records, "the site's key_rotations");
+    if (known.keys[known.keys.length - 1] !== trust.public_key_hex) {
+      throw new CheckFailed("key_rotation", "the site's key_rotations end at its public_key_hex", trust.public_key_hex, known.keys[known.keys.length - 1]);
+    }
+    for (const mine of chain.records) {
+      for (const theirs of known.records) {
+        if (mine.old_public_key_hex === theirs.old_public_key_hex && canonical(mine) !== canonical(theirs)) {
+          throw new CheckFailed("key_rotation", "the receipt's key_rotations and the site's hand over from one key twice (a fork)",
+            theirs.new_public_key_hex, mine.new_public_key_hex);
+        }
+      }
+    }
+    return known.keys;
+  }
+
+  // Is the seal's key trusted (docs/format.md "When a key is trusted")? Returns null, or how.
+  function trustedBy(trust, knownKeys, chain, sealKey) {
+    if (!trust) return null;
+    const pin = trust.public_key_hex;
+    const vouched = (key) => key === pin || (knownKeys.includes(key) && knownKeys.includes(pin));
+    if (sealKey === pin) return { how: "site" };
+    if (vouched(sealKey)) {
+      const handover = trust.records.find((r) => r.old_public_key_hex === sealKey);
+      return { how: "previous", record: handover ? plain(handover) : null };
+    }
+    if (chain.keys.some(vouched)) return { how: "rotation" };
+    return null;
   }
 
   function keyForLeaf(chain, leafIndex) {
@@ -665,17 +717,24 @@
     return value;
   }
 
-  // Runs every check; returns {verdict, checks: [{name, ok, message, expected, computed}],
-  // failed, receipt, key, stamps}. `pin` is the site's trust root ({public_key_hex}) or null.
-  async function verifyReceiptBytes(bytes, pin) {
+  // Runs every check, in the order of docs/format.md "One verdict"; returns {verdict, checks:
+  // [{name, ok, message, expected, computed}], failed, receipt, key, previous, stamps}.
+  // `verdict` is "valid" (every check passed and the key is trusted), "unpinned" (every check
+  // passed but `pinned_key`), "invalid" (`failed` names the first failed check) or "unsupported".
+  // `pin` is the site's trust root ({public_key_hex, key_id, key_rotations, tsa_roots}) or null;
+  // `options.headers` are 80-byte Bitcoin block headers (Uint8Array) the user gave.
+  async function verifyReceiptBytes(bytes, pin, options = {}) {
     const checks = [];
-    const report = { verdict: "invalid", checks, failed: null, receipt: null, key: "unpinned", stamps: null };
+    const report = { verdict: "invalid", checks, failed: null, receipt: null, key: "unpinned", previous: null, stamps: null };
     if (!(await ed25519Supported())) {
       report.verdict = "unsupported";
       return report;
     }
+    const trust = trustOf(pin);
+    const stampChecker = root.CroviaStamps;
     let receipt = null;
     let chain = null;
+    let knownKeys = [];
     const steps = [
       ["canonical_bytes", () => { receipt = checkCanonicalBytes(bytes); }],
       ["receipt_shape", () => checkShape(receipt)],
@@ -689,12 +748,29 @@
       ["anchor", () => checkAnchor(receipt)],
       ["seal_signature", () => checkSealSignature(receipt.seal)],
       ["trust_root", () => checkTrustRoot(receipt)],
+      ["stamps", async () => {
+        if (!stampChecker) {
+          report.stamps = { unavailable: true, rfc3161: [], opentimestamps: { status: plain(receipt.bitcoin_anchor.status), checked: false } };
+          return;
+        }
+        report.stamps = await stampChecker.checkStamps(receipt, { tsaRoots: trust ? trust.tsa_roots : [], headers: options.headers || [] });
+      }],
+      ["known_chain", async () => { knownKeys = await knownChain(trust, chain); }],
     ];
     for (const [name, run] of steps) {
       try {
         const ran = await run();
         if (name === "key_chain") continue; // reported as key_rotation below, as crovia verify does
         if (name === "anchor" && ran === false) continue; // the reference system's placeholder
+        if (name === "stamps") {
+          for (const stamp of report.stamps.checks || []) checks.push({ name: stamp, ok: true });
+          continue;
+        }
+        if (name === "known_chain") {
+          const followed = chain.records.length + (trust ? trust.records.length : 0);
+          if (followed) checks.push({ name: "key_rotation", ok: true, message: `${followed} rotation record(s) checked` });
+          continue;
+        }
         checks.push({ name, ok: true });
       } catch (err) {
         if (!(err instanceof CheckFailed)) throw err;
@@ -704,33 +780,27 @@
         return report;
       }
     }
-    if (chain.records.length) checks.push({ name: "key_rotation", ok: true, message: `${chain.records.length} rotation(s) followed` });
     report.receipt = receipt;
-    report.verdict = "valid";
-    report.stamps = stampsOf(receipt);
-    if (pin && pin.public_key_hex) {
-      const same = chain.keys.includes(pin.public_key_hex);
-      report.key = same ? "site" : "other";
-      checks.push({
-        name: "pinned_key",
-        ok: same,
-        message: same ? "signed by this site's key" : "signed by another key than this site's",
-        expected: pin.public_key_hex,
-        computed: receipt.seal.public_key_hex,
-      });
+    const sealKey = receipt.seal.public_key_hex;
+    const trusted = trustedBy(trust, knownKeys, chain, sealKey);
+    if (trusted) {
+      report.verdict = "valid";
+      report.key = trusted.how;
+      report.previous = trusted.record;
+      checks.push({ name: "pinned_key", ok: true, message: trusted.how === "site" ? "signed by this site's key" : "signed by a key of this site's rotation chain" });
+      return report;
     }
+    report.verdict = "unpinned";
+    report.failed = "pinned_key";
+    report.key = trust ? "other" : "unpinned";
+    checks.push({
+      name: "pinned_key",
+      ok: false,
+      message: trust ? "signed by another key than this site's: not vouched for by this site" : "no key is pinned: not vouched for by this site",
+      expected: trust ? trust.public_key_hex : null,
+      computed: sealKey,
+    });
     return report;
-  }
-
-  // What the receipt says of third-party time. The page shows it but does not check it: RFC 3161
-  // tokens (CMS) and OpenTimestamps proofs are checked by `crovia verify --tsa-root`.
-  function stampsOf(receipt) {
-    const anchor = plain(receipt.bitcoin_anchor);
-    const tokens = has(receipt, "rfc3161_timestamps") ? plain(receipt.rfc3161_timestamps) : [];
-    return {
-      opentimestamps: anchor.status,
-      rfc3161: tokens.map((t) => `${t.gen_time} (${t.tsa_url})`),
-    };
   }
 
   root.CroviaVerify = {
