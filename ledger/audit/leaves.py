@@ -42,7 +42,7 @@ class LeafFacts(NamedTuple):
     """What a checked line tells the whole-ledger checks."""
 
     leaf_hash: bytes
-    axiom_digest: bytes  # the 32 bytes of the axiom_id: a set of them finds a replayed line
+    axiom_digest: bytes  # the 32 bytes of the axiom_id (a replayed line: ledger/audit/whole.py)
     height: int  # anchors[0].height as signed
     index_row: tuple[Any, ...]  # the row index.sqlite must hold for this leaf (AUDIT_COLUMNS)
     end: int  # the file offset just past this line's newline
@@ -155,10 +155,12 @@ def checked_lines(
     keys: AuditKeys,
     extra_checks: Sequence[LeafCheck],
     workers: int,
+    end: int | None = None,
 ) -> Iterator[list[LeafFacts]]:
-    """LeafFacts batch by batch, in ledger order, with at most 2 * workers batches in flight."""
+    """LeafFacts batch by batch, in ledger order (the lines within the first `end` bytes), with at
+    most 2 * workers batches in flight."""
     in_flight: deque[Future[list[LeafFacts]]] = deque()
-    for start, lines in _batches(ledger_file):
+    for start, lines in _batches(ledger_file, end):
         in_flight.append(pool.submit(_check_batch, lines, start, keys, extra_checks))
         if len(in_flight) >= 2 * workers:
             yield in_flight.popleft().result()
@@ -174,25 +176,13 @@ def _check_batch(
     ]
 
 
-def _batches(ledger_file: Path) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+def _batches(ledger_file: Path, end: int | None) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     batch: list[tuple[int, bytes]] = []
     start = 0
-    for offset, line in jsonl.iter_lines(ledger_file):
+    for offset, line in jsonl.iter_lines(ledger_file, end=end):
         batch.append((offset, line))
         if len(batch) == BATCH_LINES:
             yield start, batch
             start, batch = start + len(batch), []
     if batch:
         yield start, batch
-
-
-def find_first(ledger_file: Path, axiom_id: str, before: int) -> int | None:
-    """The first leaf before `before` whose line holds `axiom_id` (the failure path of a replay:
-    canonical lines make the id's bytes a plain substring)."""
-    needle = b'"axiom_id":"' + axiom_id.encode() + b'"'
-    for leaf_index, (_offset, line) in enumerate(jsonl.iter_lines(ledger_file)):
-        if leaf_index >= before:
-            return None
-        if needle in line and orjson.loads(line).get("axiom_id") == axiom_id:
-            return leaf_index
-    return None

@@ -10,8 +10,9 @@ checkpoint, never further.
 Incremental: only the tiles, bundles and seals that changed since the published checkpoint are
 written, each atomically (ledger/publish/publish_dir.py), then one sync of the file system, and
 the checkpoint last, so a reader always sees a complete log at the size its checkpoint names;
-after a crash the next publish writes the same objects again. Further writers (receipts, a web verifier) plug in through `WRITERS`: each
-is a callable taking the PublishContext and writing through `context.out.write`.
+after a crash the next publish writes the same objects again. Further writers (receipts, a web
+verifier) plug in through `WRITERS`: each is a callable taking the PublishContext and writing
+through `context.out.write`.
 """
 
 from __future__ import annotations
