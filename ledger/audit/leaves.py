@@ -11,7 +11,6 @@ while verifying) with a bounded number in flight, so memory stays constant.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,7 +30,6 @@ from ledger.keys.signatures import check_envelope_signature
 from ledger.store.index import row_for, stored_values
 
 BATCH_LINES = 256
-_FLOAT_MARK = re.compile(rb"\d[.eE]")
 T = TypeVar("T")
 # A check a caller adds (a cited body, ...): called with the envelope and its leaf index, it
 # raises a VerificationError; the audit prefixes the message with the leaf.
@@ -116,8 +114,9 @@ def _axiom_id(envelope: dict[str, Any], signed: bytes) -> str:
 def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
     try:
         envelope = orjson.loads(line)
-        if _may_hold_float(line):
-            check_signable(envelope)
+        # Always walked: on crawled lines (3.5 KB) the walk costs less (7 us) than the quick test
+        # for floats outside strings that used to gate it did (10 us), and it never guesses.
+        check_signable(envelope)
         canonical = encode_checked(envelope)
     except (orjson.JSONDecodeError, CanonicalizationError) as exc:
         raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
@@ -125,16 +124,6 @@ def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
     if canonical != line or type(envelope) is not dict:
         raise LineInvalid(f"leaf {leaf_index}: line is not in canonical form")
     return envelope
-
-
-def _may_hold_float(line: bytes) -> bool:
-    """False only when no number outside the strings of `line` is a float (orjson reads floats,
-    and integers past 64 bits as floats, and writes each with a `.` or an exponent). Without an
-    escaped quote, every other piece between quotes is outside a string; else assume a float."""
-    if b'\\"' in line:
-        return True
-    outside = b"".join(line.split(b'"')[::2])
-    return _FLOAT_MARK.search(outside) is not None
 
 
 def located(where: str, check: Callable[[], T]) -> T:
