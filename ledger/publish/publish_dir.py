@@ -44,6 +44,7 @@ class PublishDir:
         self.written: list[str] = []
         self.syncs = 0  # fsyncs and file system syncs spent (docs/ledger.md, "Publishing")
         self._marked = False
+        self._unsynced = False  # files renamed into place since the last sync
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], lock_timeout: float = 60.0) -> PublishDir:
@@ -64,6 +65,10 @@ class PublishDir:
         self.close()
 
     def close(self) -> None:
+        """Sync what was written and not synced yet (a publish that wrote no checkpoint), clear
+        the writing mark and release the lock."""
+        if self._unsynced:
+            self.sync()
         if self._marked:  # any temporary of a failed write was removed by write_atomically
             (self.root / WRITING_MARK).unlink(missing_ok=True)
             self._marked = False
@@ -91,6 +96,7 @@ class PublishDir:
         except FileNotFoundError:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(target, data, durable=False)
+            self._unsynced = True
         self.written.append(relative)
 
     def write_durably(self, relative: str, data: bytes) -> None:
@@ -108,6 +114,7 @@ class PublishDir:
         """Make every file written so far durable with one sync of the file system."""
         sync_file_system(self.root)
         self.syncs += 1
+        self._unsynced = False
 
     def _mark(self) -> None:
         if not self._marked:

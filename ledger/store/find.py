@@ -27,6 +27,11 @@ from ledger.store.reader import INDEX_FILE, LEDGER_FILE, SEALS_FILE
 
 __all__ = ["Found", "find_leaves", "parse_since", "title_words"]
 
+# Leaves that observe no item and are never listed: the fetch records of issue 18 (AX.FETCH,
+# ledger/fetch_record.py `FETCH_TYPE` once both are merged). They keep find rows like every leaf
+# (the rows follow the leaves one for one) and are dropped when read.
+NOT_ITEMS = frozenset({"AX.FETCH"})
+
 
 def find_leaves(
     directory: Path,
@@ -37,7 +42,8 @@ def find_leaves(
     since: str | None = None,
     scan: bool = False,
 ) -> Iterator[Found]:
-    """The leaves of the ledger in `directory` matching every filter given, in leaf order.
+    """The item leaves of the ledger in `directory` (not NOT_ITEMS) matching every filter given,
+    in leaf order.
 
     `vendor` is a vendor id or shell pattern (`arxiv_*`); `url` equals the item's link or its
     identity (`subject.target_id`); every word of `title` is a word of the item's title (whole
@@ -114,9 +120,11 @@ def _read(
             line = os.pread(fd, length + 1, offset)
             if len(line) != length + 1 or not line.endswith(b"\n"):
                 continue  # the index is ahead of the file: a full scan would not see it either
-            found = found_in(orjson.loads(line[:-1]), leaf_index, leaf_index < sealed)
-            if query.matches(found):
-                yield found
+            envelope = orjson.loads(line[:-1])
+            if _is_item(envelope):
+                found = found_in(envelope, leaf_index, leaf_index < sealed)
+                if query.matches(found):
+                    yield found
     finally:
         os.close(fd)
 
@@ -124,9 +132,15 @@ def _read(
 def _scanned(path: Path, first: int, offset: int, sealed: int, query: _Query) -> Iterator[Found]:
     """Every leaf from `first` (at byte `offset`) to the end, read line by line."""
     for index, (_, line) in enumerate(jsonl.iter_lines(path, offset), first):
-        found = found_in(orjson.loads(line), index, index < sealed)
-        if query.matches(found):
-            yield found
+        envelope = orjson.loads(line)
+        if _is_item(envelope):
+            found = found_in(envelope, index, index < sealed)
+            if query.matches(found):
+                yield found
+
+
+def _is_item(envelope: object) -> bool:
+    return not (isinstance(envelope, dict) and envelope.get("axiom_type") in NOT_ITEMS)
 
 
 def parse_since(text: str) -> str:

@@ -85,3 +85,16 @@ def test_a_full_publish_over_itself_rewrites_nothing_but_replaces_what_differs(
     assert tile.read_bytes() != b"\0" * 32 * 256
     fsynced = [target for kind, target in journal if kind == "fsync"]
     assert fsynced[0].startswith(str(tile.parent)) and str(log.pub) in fsynced
+
+
+def test_files_written_without_a_checkpoint_are_synced_on_close(tmp_path: Path, journal) -> None:
+    """A writer that ends without a checkpoint (a refreshed page, a hand-over with no new seal)
+    still leaves its files durable: closing the directory syncs them once."""
+    with publish_dir_module.PublishDir.open(tmp_path / "pub") as out:
+        out.write("index.html", b"<p>page</p>")
+        out.write("receipts/a.json", b"{}")
+        assert not any(kind == "syncfs" for kind, _ in journal)
+    assert [kind for kind, _ in journal if kind != "rename"] == ["syncfs"]
+    with publish_dir_module.PublishDir.open(tmp_path / "pub") as out:
+        out.write("index.html", b"<p>page</p>")  # the same bytes: nothing written, no sync
+    assert [kind for kind, _ in journal if kind != "rename"] == ["syncfs"]

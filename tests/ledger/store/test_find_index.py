@@ -135,3 +135,23 @@ def test_a_rebuilt_index_rebuilds_the_rows(crawled, tmp_path, capsys) -> None:
     with sqlite3.connect(copy / "index.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM find_items").fetchone()[0] == len(leaves)
     assert list(find_leaves(copy, title="the")) == list(find_leaves(copy, title="the", scan=True))
+
+
+def test_leaves_that_observe_no_item_are_not_listed(tmp_path, key) -> None:
+    """A fetch record (issue 18's AX.FETCH) keeps its find row like every leaf but is never
+    listed, from the index or from a scan."""
+    from ledger.canonical import canonical_json
+
+    directory = tmp_path / "ledger"
+    with Ledger.open(directory, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(5)])
+        ledger.seal()
+    lines = (directory / "axiom_ledger.jsonl").read_bytes().splitlines(keepends=True)
+    fetch = orjson.loads(lines[2])
+    fetch["axiom_type"] = "AX.FETCH"  # not signed again: find reads, the audit judges
+    lines[2] = canonical_json(fetch) + b"\n"
+    (directory / "axiom_ledger.jsonl").write_bytes(b"".join(lines))
+    with Ledger.open(directory, writer=True):  # reindex the edited line
+        pass
+    for scan in (False, True):
+        assert [f.leaf_index for f in find_leaves(directory, scan=scan)] == [0, 1, 3, 4]
