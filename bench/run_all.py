@@ -18,6 +18,7 @@ BENCHES = (
     "tlog_bench.py",
     "monitor_bench.py",
     "verify_bench.py",
+    "scale_bench.py",
 )
 
 

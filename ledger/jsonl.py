@@ -50,9 +50,10 @@ def append_to(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes]]:
     """(offset, line without newline) for each complete line from byte `start`; a torn tail is
-    skipped.
+    skipped. With `end` (a line end, as `complete_size` gave it earlier), lines past it are not
+    read: what was appended since is not seen.
     """
     if not path.exists():
         return
@@ -60,10 +61,18 @@ def iter_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes]]:
         src.seek(start)
         offset = start
         for raw in src:
-            if not raw.endswith(b"\n"):
+            if not raw.endswith(b"\n") or (end is not None and offset + len(raw) > end):
                 return
             yield offset, raw[:-1]
             offset += len(raw)
+
+
+def complete_size_or_zero(path: Path) -> int:
+    """`complete_size`, or 0 when there is no file."""
+    try:
+        return complete_size(path)
+    except FileNotFoundError:
+        return 0
 
 
 def complete_size(path: Path) -> int:

@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ledger_dir(parser)
     parser.add_argument("--vendor", metavar="V", help="vendor id or pattern, e.g. 'arxiv_*'")
     parser.add_argument("--url", metavar="U", help="the item's link (or its identity), exactly")
-    parser.add_argument("--title", metavar="WORDS", help="every word in the title, any case")
+    parser.add_argument("--title", metavar="WORDS", help="whole words of the title, any case")
     parser.add_argument(
         "--since",
         metavar="DATE",

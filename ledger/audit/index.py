@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.exceptions import IndexMismatch
-from ledger.store.index import SCHEMA_VERSION, STORED_COLUMNS
+from ledger.store.index import SCHEMA_VERSION, STORED_COLUMNS, axiom_key
 
 AUDIT_COLUMNS = STORED_COLUMNS
 _REBUILD = "`crovia reindex` rebuilds it from the JSONL"
@@ -57,6 +57,45 @@ class IndexChecker:
             self._buffer = self._rows.fetchmany(_FETCH_ROWS)
             self._buffer.reverse()
         return self._buffer.pop() if self._buffer else None
+
+    def has_row(self, leaf_index: int) -> bool:
+        """Whether the next row in leaf order is that of `leaf_index` (before `check`)."""
+        return self._next is not None and self._next[0] == leaf_index
+
+    def first_with(self, axiom_id: str, before: int) -> int | None:
+        """The first indexed leaf before `before` whose row names `axiom_id` (an indexed lookup:
+        the uniqueness of a leaf that has no row yet)."""
+        found = self._db.execute(
+            "SELECT leaf_index FROM leaves WHERE axiom_key=? AND axiom_id=? AND leaf_index<?"
+            " ORDER BY leaf_index LIMIT 1",
+            (axiom_key(axiom_id), axiom_id, before),
+        ).fetchone()
+        return None if found is None else found[0]
+
+    def first_repeat(self, leaves: int) -> tuple[int, int, str] | None:
+        """(first leaf, repeating leaf, axiom_id) of the earliest repeat of an axiom_id among the
+        rows of leaves [0, `leaves`), or None. Rows equal to their lines (`check`), this is the
+        ledger's own uniqueness, found without holding a digest per leaf: SQLite groups the
+        axiom_id index's 64-bit keys in one ordered pass (constant memory), and only the rows of a
+        key held twice are compared in full."""
+        repeats = []
+        keys = self._db.execute(
+            "SELECT axiom_key FROM leaves WHERE leaf_index<? GROUP BY axiom_key HAVING COUNT(*)>1",
+            (leaves,),
+        ).fetchall()
+        for (key,) in keys:
+            first: dict[str, int] = {}
+            rows = self._db.execute(
+                "SELECT leaf_index, axiom_id FROM leaves WHERE axiom_key=? AND leaf_index<?"
+                " ORDER BY leaf_index",
+                (key, leaves),
+            )
+            for leaf_index, axiom_id in rows:
+                if axiom_id in first:
+                    repeats.append((first[axiom_id], leaf_index, axiom_id))
+                    break
+                first[axiom_id] = leaf_index
+        return min(repeats, key=lambda repeat: repeat[1], default=None)
 
     def check(self, leaf_index: int, expected: tuple[Any, ...]) -> None:
         """The row of leaf `leaf_index` equals `expected`; IndexMismatch naming the leaf if not."""

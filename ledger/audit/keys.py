@@ -68,6 +68,7 @@ def audit_keys(
     pubkey_hex: str | None,
     seals: Sequence[tuple[int, dict[str, Any]]],
     has_leaves: bool,
+    rotations_end: int | None = None,
 ) -> AuditKeys:
     """The keys of the ledger at `directory`: one era per key of its rotation chain
     (rotations.jsonl, ledger/keys/keychain.py), from the first rotation's old key, else the pinned
@@ -78,7 +79,7 @@ def audit_keys(
     chain's, SealSignatureInvalid when a seal names a key that is not an ed25519 key.
     """
     records = parse_rotation_lines(
-        [line for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
+        [line for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE, end=rotations_end)]
     )
     plain_seals = [seal for _number, seal in seals]
     chain = ledger_key_chain(records, plain_seals, pubkey_hex)

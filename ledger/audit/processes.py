@@ -33,18 +33,18 @@ _WORKER: dict[str, object] = {}
 
 
 def checked_blocks(
-    ledger_file: Path, keys: AuditKeys, ledger_dir: Path, workers: int
+    ledger_file: Path, keys: AuditKeys, ledger_dir: Path, workers: int, end: int | None = None
 ) -> Iterator[list[LeafFacts]]:
-    """LeafFacts block by block, in ledger order, each line checked as `check_line` does, with
-    the kept fetch bodies checked (CitedBodies). Raises the VerificationError of the first bad
-    line."""
+    """LeafFacts block by block, in ledger order (the lines within the first `end` bytes), each
+    line checked as `check_line` does, with the kept fetch bodies checked (CitedBodies). Raises
+    the VerificationError of the first bad line."""
     context = multiprocessing.get_context(_start_method())
     initargs = (keys, str(ledger_dir), str(ledger_file))
     with ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start, initargs=initargs
     ) as pool:
         in_flight: deque[Future[list[LeafFacts]]] = deque()
-        for start, offset, length in _blocks(ledger_file):
+        for start, offset, length in _blocks(ledger_file, end):
             in_flight.append(pool.submit(_check_block, start, offset, length))
             if len(in_flight) >= 4 * workers:
                 yield in_flight.popleft().result()
@@ -62,12 +62,15 @@ def _start_method() -> str:
     return "fork" if single and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
-def _blocks(ledger_file: Path) -> Iterator[tuple[int, int, int]]:
-    """(first leaf index, offset, length) of blocks of complete lines, each ending in a newline."""
+def _blocks(ledger_file: Path, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """(first leaf index, offset, length) of blocks of complete lines, each ending in a newline,
+    within the first `end` bytes (a line end) if given."""
     start = offset = 0
     rest = b""
     with open(ledger_file, "rb") as src:
-        while data := src.read(_BLOCK_BYTES):
+        while data := src.read(
+            _BLOCK_BYTES if end is None else min(_BLOCK_BYTES, end - src.tell())
+        ):
             data = rest + data
             cut = data.rfind(b"\n") + 1
             block, rest = data[:cut], data[cut:]

@@ -76,15 +76,18 @@ def check_rfc6962_root(number: int, seal: Mapping[str, Any], source: rfc6962.Nod
         )
 
 
-def check_checkpoints(directory: Path, seals: Iterable[Mapping[str, Any]]) -> int:
-    """Check tlog/checkpoints.jsonl against the (already verified) seals; return how many.
+def check_checkpoints(
+    directory: Path, seals: Iterable[Mapping[str, Any]], end: int | None = None
+) -> int:
+    """Check tlog/checkpoints.jsonl (its first `end` bytes, if given) against the (already
+    verified) seals; return how many.
 
     Raises CheckpointMismatch naming the line: a note that does not verify under its seal's key,
     another size or root than its seal, no seal at its size, or a change of origin.
     """
     by_count = {s["leaf_count"]: s for s in seals if "rfc6962_root" in s}
     origin, checked = None, 0
-    for number, stored in enumerate(CheckpointStore(directory), start=1):
+    for number, stored in enumerate(CheckpointStore(directory, end), start=1):
         where = f"{CHECKPOINTS_PATH} line {number}"
         seal = by_count.get(stored.leaf_count)
         if seal is None:

@@ -6,9 +6,17 @@ per-leaf check plugged in. Across lines, here: the anchor height is the line num
 repeats, index.sqlite agrees row for row (ledger/audit/index.py), and every seal's signature, key
 and Merkle root hold at its leaf_count (an O(log n) frontier). Leaves after the last seal are
 reported and must verify under the ledger's key like the rest. The seal chain, the seals' RFC
-6962 roots and the stored checkpoints are checked too (ledger/audit/tlog_audit.py). Memory stays
-bounded: batches in flight, the frontier, and 32 bytes per leaf to find a replayed axiom_id.
-docs/ledger.md, "Audit".
+6962 roots and the stored checkpoints are checked too (ledger/audit/tlog_audit.py).
+
+Memory does not grow with the ledger: batches in flight and the frontier. A replayed axiom_id is
+found through the index (its rows are checked equal to the lines, then one grouped pass over the
+axiom_id index finds a key held twice: ledger/audit/index.py), and only leaves that have no row
+yet (a writer's uncommitted batch) are held in memory.
+
+One consistent snapshot (issue 19): the sizes of checkpoints.jsonl, seals.jsonl, rotations.jsonl
+and the ledger are fixed when the audit starts, in that order, the reverse of the order a writer
+appends them (leaves, then a seal, then its checkpoint), so every checkpoint seen has its seal and
+every seal its leaves; what is appended during the audit is not read. docs/ledger.md, "Audit".
 """
 
 from __future__ import annotations
@@ -22,14 +30,15 @@ from pathlib import Path
 from ledger import jsonl, lock, merkle
 from ledger.audit.index import IndexChecker
 from ledger.audit.keys import AuditKeys, audit_keys
-from ledger.audit.leaves import LeafCheck, LeafFacts, checked_lines, find_first
+from ledger.audit.leaves import LeafCheck, LeafFacts, checked_lines
 from ledger.audit.processes import PROCESS_MIN_BYTES, checked_blocks
 from ledger.audit.seals import SealChecker, parse_seals
 from ledger.audit.tlog_audit import check_checkpoints
 from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
 from ledger.keys.keyfile import parse_pin
 from ledger.store.bodies import CitedBodies
-from ledger.store.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, SEALS_FILE
+from ledger.store.reader import INDEX_FILE, LEDGER_FILE, LOCK_FILE, ROTATIONS_FILE, SEALS_FILE
+from ledger.store.tlog_store import CHECKPOINTS_PATH
 from ledger.store.tree import MemoryFrontier
 
 __all__ = ["AuditReport", "audit", "parse_seals"]
@@ -81,17 +90,25 @@ def audit(
     if not ledger_file.exists():
         raise LedgerNotFound(f"no ledger at {directory}")
     started = time.monotonic()
-    seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE)))
-    keys = audit_keys(directory, pubkey_hex, seals, has_leaves=jsonl.complete_size(ledger_file) > 0)
+    snapshot = Snapshot.take(directory)
+    seals = parse_seals(list(jsonl.iter_lines(directory / SEALS_FILE, end=snapshot.seals)))
+    keys = audit_keys(
+        directory, pubkey_hex, seals, snapshot.ledger > 0, rotations_end=snapshot.rotations
+    )
     index = IndexChecker(directory / INDEX_FILE)
     try:
         run = _Pass(ledger_file, keys, SealChecker(seals, keys), index)
-        for batch in _checked(ledger_file, keys, directory, workers, extra_checks, processes):
+        checked = _checked(
+            ledger_file, keys, directory, workers, extra_checks, processes, snapshot.ledger
+        )
+        for batch in checked:
             run.add(batch)
             if progress is not None:
                 progress(run.leaves)
         run.seals.finish(run.leaves)
-        checkpoints = check_checkpoints(directory, [seal for _number, seal in seals])
+        run.finish_unique()
+        plain_seals = [seal for _number, seal in seals]
+        checkpoints = check_checkpoints(directory, plain_seals, snapshot.checkpoints)
         pending = index.finish(
             run.leaves,
             ledger_grew=jsonl.complete_size(ledger_file) > run.end,
@@ -99,7 +116,30 @@ def audit(
         )
     finally:
         index.close()
-    return _report(run, keys, (len(seals), checkpoints, pending), time.monotonic() - started)
+    counts = (len(seals), checkpoints, pending)
+    return _report(run, keys, counts, time.monotonic() - started, snapshot.torn_tail)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The complete sizes (bytes up to the last newline) an audit reads, fixed when it starts."""
+
+    checkpoints: int
+    seals: int
+    rotations: int
+    ledger: int
+    torn_tail: bool  # the ledger file had bytes after its last newline
+
+    @classmethod
+    def take(cls, directory: Path) -> Snapshot:
+        """Sizes read in the reverse of a writer's order of appends (see the module's doc)."""
+        checkpoints = jsonl.complete_size_or_zero(directory / CHECKPOINTS_PATH)
+        seals = jsonl.complete_size_or_zero(directory / SEALS_FILE)
+        rotations = jsonl.complete_size_or_zero(directory / ROTATIONS_FILE)
+        with open(directory / LEDGER_FILE, "rb") as handle:
+            ledger = jsonl.last_line_end(handle)
+            torn = handle.seek(0, 2) != ledger
+        return cls(checkpoints, seals, rotations, ledger, torn)
 
 
 def _checked(
@@ -109,16 +149,18 @@ def _checked(
     workers: int,
     extra_checks: Sequence[LeafCheck],
     processes: bool | None,
+    end: int,
 ) -> Iterator[list[LeafFacts]]:
-    """Each line's facts, in order, from worker processes or threads (see `audit`)."""
+    """Each line's facts within the first `end` bytes, in order, from worker processes or threads
+    (see `audit`)."""
     if processes is None:
-        processes = ledger_file.stat().st_size >= PROCESS_MIN_BYTES
+        processes = end >= PROCESS_MIN_BYTES
     if processes and workers > 1 and not extra_checks:
-        yield from checked_blocks(ledger_file, keys, directory, workers)
+        yield from checked_blocks(ledger_file, keys, directory, workers, end)
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
         checks = [CitedBodies(directory), *extra_checks]
-        yield from checked_lines(pool, ledger_file, keys, checks, workers)
+        yield from checked_lines(pool, ledger_file, keys, checks, workers, end)
 
 
 class _Pass:
@@ -131,12 +173,13 @@ class _Pass:
         self.frontier = MemoryFrontier()
         self.leaves = 0
         self.end = 0  # bytes of the ledger file audited
-        self._seen: set[bytes] = set()
+        self._unindexed: dict[bytes, int] = {}  # leaves without an index row yet: digest -> leaf
 
     def add(self, batch: list[LeafFacts]) -> None:
         for facts in batch:
             leaf = self.leaves
-            self._unique(facts.axiom_digest, leaf)
+            if not self.index.has_row(leaf):  # else its row is checked, and repeats found there
+                self._unique_unindexed(facts.axiom_digest, leaf)
             if facts.height != leaf:
                 raise AnchorMismatch(
                     f"leaf {leaf}: envelope.anchors[0].height is the line number",
@@ -149,25 +192,37 @@ class _Pass:
             self.end = facts.end
             self.seals.at(self.leaves, self.frontier)
 
-    def _unique(self, digest: bytes, leaf: int) -> None:
-        if digest not in self._seen:
-            self._seen.add(digest)
-            return
+    def finish_unique(self) -> None:
+        """After the pass: no axiom_id repeats among the indexed leaves (DuplicateLeaf)."""
+        repeat = self.index.first_repeat(self.leaves)
+        if repeat is not None:
+            first, leaf, axiom_id = repeat
+            _duplicate(axiom_id, first, leaf)
+
+    def _unique_unindexed(self, digest: bytes, leaf: int) -> None:
         axiom_id = "axm_" + digest.hex()
-        first = find_first(self.ledger_file, axiom_id, leaf)
-        raise DuplicateLeaf(
-            f"leaf {leaf} repeats the axiom_id of leaf {first} (a replayed line)",
-            expected=f"one leaf with {axiom_id}",
-            computed=[first, leaf],
-        )
+        first = self._unindexed.get(digest)
+        if first is None:
+            first = self.index.first_with(axiom_id, leaf)
+        if first is None:
+            self._unindexed[digest] = leaf
+            return
+        _duplicate(axiom_id, first, leaf)
+
+
+def _duplicate(axiom_id: str, first: int, leaf: int) -> None:
+    raise DuplicateLeaf(
+        f"leaf {leaf} repeats the axiom_id of leaf {first} (a replayed line)",
+        expected=f"one leaf with {axiom_id}",
+        computed=[first, leaf],
+    )
 
 
 def _report(
-    run: _Pass, keys: AuditKeys, counts: tuple[int, int, int], seconds: float
+    run: _Pass, keys: AuditKeys, counts: tuple[int, int, int], seconds: float, torn: bool
 ) -> AuditReport:
     seals, checkpoints, pending = counts
     sealed = run.seals.last_count
-    torn = run.ledger_file.stat().st_size != jsonl.complete_size(run.ledger_file)
     return AuditReport(
         leaves=run.leaves,
         signatures_verified=run.leaves,

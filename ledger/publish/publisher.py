@@ -9,10 +9,11 @@ seal's roots against the leaves. Everything is published up to the newest seal t
 checkpoint, never further.
 
 Incremental: only the tiles, bundles and seals that changed since the published checkpoint are
-written, each atomically (ledger/publish/publish_dir.py), and the checkpoint last, so a reader
-always sees a complete log at the size its checkpoint names; after a crash the next publish writes
-the same objects again. Further writers (receipts, a web verifier) plug in through `WRITERS`: each
-is a callable taking the PublishContext and writing through `context.out.write`.
+written, each atomically (ledger/publish/publish_dir.py), then one sync of the file system, and
+the checkpoint last, so a reader always sees a complete log at the size its checkpoint names;
+after a crash the next publish writes the same objects again. Further writers (receipts, a web
+verifier) plug in through `WRITERS`: each is a callable taking the PublishContext and writing
+through `context.out.write`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class PublishReport:
     size: int
     written: tuple[str, ...]  # paths written, the checkpoint last
     cosignatures: int
+    syncs: int = 0  # fsyncs and file system syncs: one sync, then the checkpoint's two
 
 
 def seal_path(number: int) -> str:
@@ -144,8 +146,12 @@ def publish(
                 writer(context)
             cosignatures = _cosign(cosigner, stored.note, old_size, new.size, nodes)
             note = parse_note(stored.note)
-            out.write(CHECKPOINT, Note(note.text, (*note.signatures, *cosignatures)).to_bytes())
-            return PublishReport(replaced, new.size, tuple(out.written), len(cosignatures))
+            # One sync of everything above, then the checkpoint that makes it reachable.
+            checkpoint = Note(note.text, (*note.signatures, *cosignatures)).to_bytes()
+            out.write_durably(CHECKPOINT, checkpoint)
+            return PublishReport(
+                replaced, new.size, tuple(out.written), len(cosignatures), out.syncs
+            )
         finally:
             nodes.close()
             index.close()

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from ledger.canonical import canonical_json, encode_checked
 from ledger.exceptions import IndexCorrupt
 from ledger.fetch_record import FEED_TARGET_PREFIX
+from ledger.store import find_index
 
 # Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id or of
 # the identity): their b-trees are far smaller and faster to update than ones over long strings;
@@ -316,6 +317,12 @@ class LedgerIndex:
         self.flush()
         with self._transaction():
             self._db.execute("DELETE FROM leaves WHERE leaf_index>=?", (leaf_count,))
+            find_index.truncate(self._db, leaf_count)
+
+    def catch_up_find(self, ledger_file: Path) -> int:
+        """Add `crovia find`'s rows for the leaves that have none (ledger/store/find_index.py)."""
+        self.flush()
+        return find_index.catch_up(self._db, ledger_file)
 
     def _insert(self, rows: Iterable[LeafRow]) -> None:
         keyed = (stored_values(row) for row in rows)

@@ -159,6 +159,7 @@ class Ledger(LedgerReader):
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         self._checkpoint(key)
+        self._index.catch_up_find(self.jsonl_path)  # `crovia find` from the index: once a seal
         return seal
 
     def rotate_key(self, new_key: nacl.signing.SigningKey) -> dict[str, Any]:
@@ -232,6 +233,7 @@ class Ledger(LedgerReader):
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
+        self._index.catch_up_find(self.jsonl_path)  # an index from before find's rows gains them
         self._last_seal = jsonl.last_line(self.directory / SEALS_FILE)
         if self._key is not None:
             self._checkpoint(self._key)

@@ -79,12 +79,14 @@ def checkpoint_of(seal: Mapping[str, Any], origin: str) -> Checkpoint:
 class CheckpointStore:
     """tlog/checkpoints.jsonl of one ledger directory."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, end: int | None = None) -> None:
         self.path = directory / CHECKPOINTS_PATH
+        self.end = end  # iterate only the lines within the first `end` bytes (an audit's snapshot)
 
     def __iter__(self) -> Iterator[StoredCheckpoint]:
         """Every complete line, oldest first (a torn last line is skipped)."""
-        for number, (_offset, line) in enumerate(jsonl.iter_lines(self.path), start=1):
+        lines = jsonl.iter_lines(self.path, end=self.end)
+        for number, (_offset, line) in enumerate(lines, start=1):
             try:
                 record = orjson.loads(line)
             except orjson.JSONDecodeError:

@@ -24,6 +24,7 @@ from ledger.exceptions import (
     DuplicateLeaf,
     EnvelopeMalformed,
     IndexMismatch,
+    LineInvalid,
     NoAuditKey,
     SignatureInvalid,
 )
@@ -276,9 +277,10 @@ JSON_VALUES = st.recursive(
 
 
 @given(value=JSON_VALUES)
-def test_the_quick_float_test_never_misses_a_float(value) -> None:
-    # The audit walks a line for floats only when this says it may hold one (ledger/audit_leaves).
-    from ledger.audit.leaves import _may_hold_float
+def test_every_line_that_is_not_signable_is_refused(value) -> None:
+    # The audit's parse of a line refuses exactly what check_signable refuses (floats, integers
+    # past 64 bits read as floats), in any position, inside any structure.
+    from ledger.audit.leaves import _parse
     from ledger.canonical import check_signable
 
     try:
@@ -288,7 +290,11 @@ def test_the_quick_float_test_never_misses_a_float(value) -> None:
     try:
         check_signable(orjson.loads(line))
     except CanonicalizationError:
-        assert _may_hold_float(line)
+        with pytest.raises(LineInvalid, match="leaf 7: not signable JSON"):
+            _parse(line, 7)
+        return
+    if type(orjson.loads(line)) is dict:
+        assert _parse(line, 7) == orjson.loads(line)
 
 
 @pytest.mark.parametrize("processes", [True, False])

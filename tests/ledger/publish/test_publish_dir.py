@@ -10,6 +10,7 @@ import pytest
 from ledger.exceptions import LedgerLocked, LogMisbehaved, NotPublished, SourceUnavailable
 from ledger.monitor import DirectorySource, HttpSource, open_source
 from ledger.publish import PublishDir
+from ledger.publish.publish_dir import WRITING_MARK
 from tests.feedserver import FeedServer, Reply
 
 
@@ -36,8 +37,23 @@ def test_temporaries_of_an_interrupted_publisher_are_removed_on_open(tmp_path: P
     stale = tmp_path / "pub" / "tile" / "0" / ".tmp-001-0123456789ab"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"half a til")
+    (tmp_path / "pub" / WRITING_MARK).touch()  # what a publisher killed while writing leaves
     with PublishDir.open(tmp_path / "pub"):
         assert not stale.exists()
+
+
+def test_only_a_killed_publisher_costs_a_walk_of_the_tree(tmp_path: Path) -> None:
+    """Issue 19: every publish walked the whole directory (a receipt per leaf: seconds at 1M
+    leaves) for temporaries that only a killed publisher leaves; it marks the directory while it
+    writes, and a clean close clears the mark."""
+    with PublishDir.open(tmp_path / "pub") as out:
+        out.write("tile/0/000.p/1", b"a" * 32)
+        assert (tmp_path / "pub" / WRITING_MARK).exists()
+    assert not (tmp_path / "pub" / WRITING_MARK).exists()
+    unseen = tmp_path / "pub" / "tile" / "0" / ".tmp-not-walked"
+    unseen.write_bytes(b"")
+    with PublishDir.open(tmp_path / "pub"):
+        assert unseen.exists()  # no mark: the tree was not walked
 
 
 @pytest.mark.parametrize("bad", ["../x", "/etc/x", "", "tile/../../x"])

@@ -1,0 +1,157 @@
+"""Issue 19, observation 2: `crovia find` read the whole JSONL for every query (9.8 s at 1M
+leaves) though the index holds what it needs. Now it asks index.sqlite (ledger/store/find_index.py)
+and reads only the lines that may match; the answer is exactly a full scan's under the documented
+rule (titles: whole words, any case)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import orjson
+import pytest
+
+from crovia_spider.cli import main
+from ledger.store import Ledger, find_leaves, parse_since
+from ledger.store.find_index import title_words
+from tests.crawl import envelopes, run_crawl
+from tests.vectors.make_vectors import sample_envelope
+
+FEEDS = (
+    ("openai", "openai_news_rss_prefix.xml"),
+    ("google_deepmind", "google_deepmind_blog_rss_full.xml"),
+    ("huggingface", "huggingface_blog_rss_prefix.xml"),
+    ("arxiv_cs_ai", "arxiv_cs_ai_rss2_2026-04-27_trim3.xml"),
+    ("arxiv_multi", "arxiv_multi_cs_lg_ai_cl_stat_ml_rss2_2026-09-24_trim4.xml"),
+    ("nvidia", "nvidia_newsroom_ipressroom_TRANSCRIBED_trim9.xml"),
+)
+
+
+@pytest.fixture(scope="module")
+def crawled(module_feed_server, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("find_index")
+    feeds = [{"vendor": v, "url": module_feed_server.url(name)} for v, name in FEEDS]
+    assert run_crawl(tmp, feeds).returncode == 0
+    return tmp / "ledger", envelopes(tmp)
+
+
+def queries(leaves):
+    """Filters drawn from the crawled items themselves, and some that match nothing."""
+    records = [env["body"]["spider_record"] for env in leaves]
+    yield {}
+    yield {"vendor": "arxiv_*"}
+    yield {"vendor": "open?i"}
+    yield {"vendor": "[on]*"}  # a pattern GLOB does not share: checked in full, still exact
+    yield {"vendor": "nobody"}
+    yield {"title": "!!!"}  # no words at all: every title
+    yield {"url": "https://nowhere.invalid/"}
+    yield {"since": "2999-01-01T00:00:00.000000Z"}
+    for env, record in zip(leaves[::3], records[::3], strict=True):
+        words = title_words(record["title"])
+        yield {"url": record["url"]}
+        yield {"url": env["subject"]["target_id"]}
+        yield {"title": record["title"].upper()}
+        yield {"title": " ".join(reversed(words[:2]))}
+        yield {"title": words[-1] if words else "x", "vendor": record["vendor"]}
+        yield {"title": (words[0] if words else "x") + " zzzunseen"}
+        yield {"since": record["observed_at"]}
+        yield {"since": record["observed_at"], "vendor": "arxiv_*", "title": "the"}
+
+
+def test_the_index_answers_exactly_as_a_full_scan(crawled) -> None:
+    ledger, leaves = crawled
+    asked = 0
+    for query in queries(leaves):
+        from_index = list(find_leaves(ledger, **query))
+        assert from_index == list(find_leaves(ledger, scan=True, **query)), query
+        asked += bool(from_index)
+    assert asked > 20
+
+
+def test_title_words_are_whole_words_in_any_case(crawled) -> None:
+    ledger, leaves = crawled
+    title = leaves[0]["body"]["spider_record"]["title"]
+    word = max(title_words(title), key=len)
+    assert leaves[0]["axiom_id"] in [f.axiom_id for f in find_leaves(ledger, title=word.upper())]
+    assert leaves[0]["axiom_id"] not in [f.axiom_id for f in find_leaves(ledger, title=word[:-1])]
+    assert title_words("GPT-5: OpenAI's Straße") == ["gpt", "5", "openai", "s", "strasse"]
+
+
+def test_only_the_lines_that_may_match_are_read(crawled, tmp_path) -> None:
+    """Every line but the one asked for is made unreadable: a full scan fails on them, the index
+    goes straight to the right one."""
+    ledger, leaves = crawled
+    copy = tmp_path / "ledger"
+    shutil.copytree(ledger, copy)
+    lines = (copy / "axiom_ledger.jsonl").read_bytes().splitlines(keepends=True)
+    wanted = len(lines) // 2
+    garbled = [
+        line if n == wanted else b"#" * (len(line) - 1) + b"\n" for n, line in enumerate(lines)
+    ]
+    (copy / "axiom_ledger.jsonl").write_bytes(b"".join(garbled))
+    url = leaves[wanted]["body"]["spider_record"]["url"]
+    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [wanted]
+    title = leaves[wanted]["body"]["spider_record"]["title"]
+    assert wanted in [f.leaf_index for f in find_leaves(copy, title=title)]
+    with pytest.raises(orjson.JSONDecodeError):
+        list(find_leaves(copy, url=url, scan=True))
+
+
+def test_leaves_issued_since_the_last_seal_are_found_too(tmp_path, key) -> None:
+    directory = tmp_path / "ledger"
+    with Ledger.open(directory, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(30)])
+        ledger.seal()
+        ledger.issue([sample_envelope(n) for n in range(30, 40)])  # no find rows yet
+    for query in ({}, {"title": "item"}, {"since": parse_since("2000-01-01")}):
+        found = list(find_leaves(directory, **query))
+        assert found == list(find_leaves(directory, scan=True, **query))
+    assert [f.sealed for f in find_leaves(directory)] == [True] * 30 + [False] * 10
+
+
+def test_an_index_from_before_gains_the_rows_when_a_writer_opens_it(crawled, tmp_path) -> None:
+    ledger, leaves = crawled
+    copy = tmp_path / "ledger"
+    shutil.copytree(ledger, copy)
+    with sqlite3.connect(copy / "index.sqlite") as db:
+        db.execute("DROP TABLE find_items")
+        db.execute("DROP TABLE find_words")
+    url = leaves[3]["body"]["spider_record"]["url"]
+    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [3]  # read from the JSONL
+    with Ledger.open(copy, writer=True):  # the migration: recovery adds the rows
+        pass
+    with sqlite3.connect(copy / "index.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM find_items").fetchone()[0] == len(leaves)
+        assert db.execute("SELECT COUNT(*) FROM find_words").fetchone()[0] == len(leaves)
+    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [3]
+
+
+def test_a_rebuilt_index_rebuilds_the_rows(crawled, tmp_path, capsys) -> None:
+    ledger, leaves = crawled
+    copy = tmp_path / "ledger"
+    shutil.copytree(ledger, copy)
+    assert main(["reindex", "--ledger-dir", str(copy)]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(copy / "index.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM find_items").fetchone()[0] == len(leaves)
+    assert list(find_leaves(copy, title="the")) == list(find_leaves(copy, title="the", scan=True))
+
+
+def test_leaves_that_observe_no_item_are_not_listed(tmp_path, key) -> None:
+    """A fetch record (issue 18's AX.FETCH) keeps its find row like every leaf but is never
+    listed, from the index or from a scan."""
+    from ledger.canonical import canonical_json
+
+    directory = tmp_path / "ledger"
+    with Ledger.open(directory, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(5)])
+        ledger.seal()
+    lines = (directory / "axiom_ledger.jsonl").read_bytes().splitlines(keepends=True)
+    fetch = orjson.loads(lines[2])
+    fetch["axiom_type"] = "AX.FETCH"  # not signed again: find reads, the audit judges
+    lines[2] = canonical_json(fetch) + b"\n"
+    (directory / "axiom_ledger.jsonl").write_bytes(b"".join(lines))
+    with Ledger.open(directory, writer=True):  # reindex the edited line
+        pass
+    for scan in (False, True):
+        assert [f.leaf_index for f in find_leaves(directory, scan=scan)] == [0, 1, 3, 4]
