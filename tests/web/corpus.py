@@ -25,6 +25,7 @@ from opentimestamps.core.notary import BitcoinBlockHeaderAttestation, PendingAtt
 from opentimestamps.core.op import OpAppend, OpPrepend, OpSHA256
 from opentimestamps.core.timestamp import Timestamp
 
+from crovia_spider.demo_tsa import OpenSslTsa, TestPki
 from ledger.canonical import canonical_json
 from ledger.exceptions import CanonicalizationError, Rfc3161Invalid
 from ledger.keys import key_id
@@ -33,7 +34,6 @@ from ledger.stamps import ots, seal_digest, stamped_bytes
 from ledger.stamps.anchor import anchor_block
 from ledger.stamps.rfc3161 import accept_reply, new_request
 from ledger.store import Ledger
-from tests.ledger.stamps.tsa_server import OpenSslTsa, TestPki
 from tests.vectors.make_vectors import TEST_KEY, sample_envelope
 
 CALENDAR = "https://calendar.example/pending"
@@ -227,7 +227,7 @@ def variant_pki(directory: Path, *, rsa: bool = False, ess: str = "sha256", chai
     """A TestPki whose TSA differs in what a token carries: an RSA key (rsaEncryption signatures),
     ESS signingCertificate v1 (`ess="sha1"`), or the CA certificate and its ESS id in the token
     (`chain`). The tokens still come from `openssl ts -reply`."""
-    from tests.ledger.stamps.tsa_server import openssl
+    from crovia_spider.demo_tsa import openssl
 
     pki = TestPki(directory, name=f"Variant{'-rsa' * rsa}{'-chain' * chain}-{ess}")
     if rsa:

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from crovia_spider.demo_tsa import OPENSSL, OpenSslTsa, TestPki
 from tests.crawl import PROJECT_ROOT
-from tests.ledger.stamps.tsa_server import OPENSSL, OpenSslTsa, TestPki
 from tests.vectors.make_vectors import (
     TEST_KEY,
     _changed,

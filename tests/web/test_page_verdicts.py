@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from crovia_spider.demo_tsa import OPENSSL, OpenSslTsa, TestPki
 from crovia_spider.web.site import _embedded
 from ledger.store import Ledger
-from tests.ledger.stamps.tsa_server import OPENSSL, OpenSslTsa, TestPki
 from tests.vectors.make_vectors import TEST_KEY, sample_envelope
 from tests.web import corpus as c
 from tests.web.conftest import Server, publish

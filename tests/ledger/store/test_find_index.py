@@ -14,7 +14,8 @@ import pytest
 from crovia_spider.cli import main
 from ledger.store import Ledger, find_leaves, parse_since
 from ledger.store.find_index import title_words
-from tests.crawl import envelopes, run_crawl
+from tests.crawl import leaves as ledger_leaves
+from tests.crawl import run_crawl
 from tests.vectors.make_vectors import sample_envelope
 
 FEEDS = (
@@ -32,7 +33,16 @@ def crawled(module_feed_server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("find_index")
     feeds = [{"vendor": v, "url": module_feed_server.url(name)} for v, name in FEEDS]
     assert run_crawl(tmp, feeds).returncode == 0
-    return tmp / "ledger", envelopes(tmp)
+    return tmp / "ledger", ledger_leaves(tmp)  # every leaf, items and fetch records: n is leaf n
+
+
+def items(leaves: list[dict]) -> list[dict]:
+    return [env for env in leaves if env["axiom_type"] == "AX.OBS"]
+
+
+def item_at_or_after(leaves: list[dict], n: int) -> int:
+    """The leaf index of the first item (not a fetch record) at or after leaf `n`."""
+    return next(i for i in range(n, len(leaves)) if leaves[i]["axiom_type"] == "AX.OBS")
 
 
 def queries(leaves):
@@ -61,7 +71,7 @@ def queries(leaves):
 def test_the_index_answers_exactly_as_a_full_scan(crawled) -> None:
     ledger, leaves = crawled
     asked = 0
-    for query in queries(leaves):
+    for query in queries(items(leaves)):
         from_index = list(find_leaves(ledger, **query))
         assert from_index == list(find_leaves(ledger, scan=True, **query)), query
         asked += bool(from_index)
@@ -70,6 +80,7 @@ def test_the_index_answers_exactly_as_a_full_scan(crawled) -> None:
 
 def test_title_words_are_whole_words_in_any_case(crawled) -> None:
     ledger, leaves = crawled
+    leaves = items(leaves)
     title = leaves[0]["body"]["spider_record"]["title"]
     word = max(title_words(title), key=len)
     assert leaves[0]["axiom_id"] in [f.axiom_id for f in find_leaves(ledger, title=word.upper())]
@@ -84,7 +95,7 @@ def test_only_the_lines_that_may_match_are_read(crawled, tmp_path) -> None:
     copy = tmp_path / "ledger"
     shutil.copytree(ledger, copy)
     lines = (copy / "axiom_ledger.jsonl").read_bytes().splitlines(keepends=True)
-    wanted = len(lines) // 2
+    wanted = item_at_or_after(leaves, len(lines) // 2)
     garbled = [
         line if n == wanted else b"#" * (len(line) - 1) + b"\n" for n, line in enumerate(lines)
     ]
@@ -116,14 +127,15 @@ def test_an_index_from_before_gains_the_rows_when_a_writer_opens_it(crawled, tmp
     with sqlite3.connect(copy / "index.sqlite") as db:
         db.execute("DROP TABLE find_items")
         db.execute("DROP TABLE find_words")
-    url = leaves[3]["body"]["spider_record"]["url"]
-    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [3]  # read from the JSONL
+    third = item_at_or_after(leaves, 3)
+    url = leaves[third]["body"]["spider_record"]["url"]
+    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [third]  # read from the JSONL
     with Ledger.open(copy, writer=True):  # the migration: recovery adds the rows
         pass
     with sqlite3.connect(copy / "index.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM find_items").fetchone()[0] == len(leaves)
         assert db.execute("SELECT COUNT(*) FROM find_words").fetchone()[0] == len(leaves)
-    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [3]
+    assert [f.leaf_index for f in find_leaves(copy, url=url)] == [third]
 
 
 def test_a_rebuilt_index_rebuilds_the_rows(crawled, tmp_path, capsys) -> None:
