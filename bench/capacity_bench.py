@@ -72,6 +72,8 @@ def main() -> int:
         report_crawls(args, urls, items, first, second)
         report_signing(items, first, work / "issue-floor")
         report_disk(work / "ledger", items, args.feeds)
+    print("load average (1, 5, 15 min): {:.1f} {:.1f} {:.1f} on {} cores".format(
+        *os.getloadavg(), os.cpu_count()))  # fmt: skip
     return 0
 
 
@@ -94,7 +96,8 @@ def _leaves(ledger_dir: Path) -> int:
 
 
 def politeness_floor(urls: list[str]) -> float:
-    """Seconds the busiest host's requests must wait between them: robots.txt, then its feeds."""
+    """Seconds the busiest host's requests wait between them (robots.txt, then its feeds) at the
+    mean delay; Scrapy draws each from 0.5 to 1.5 times DOWNLOAD_DELAY."""
     per_host = Counter(url.split("/")[2] for url in urls)
     return max(per_host.values()) * DELAY
 
@@ -132,16 +135,13 @@ def report_signing(items: int, first: Run, ledger_dir: Path) -> None:
 
 
 def report_disk(ledger_dir: Path, items: int, feeds: int) -> None:
+    total = _tree(ledger_dir)
     parts = {
         "ledger JSONL": _size(ledger_dir / "axiom_ledger.jsonl"),
-        "index.sqlite": _size(ledger_dir / "index.sqlite"),
-        "seals, runs, checkpoints": sum(
-            _size(ledger_dir / name) for name in ("seals.jsonl", "runs.jsonl")
-        )
-        + _tree(ledger_dir / "tlog"),
+        "index.sqlite": sum(_size(p) for p in ledger_dir.glob("index.sqlite*")),
         "kept bodies": _tree(ledger_dir / "bodies"),
     }
-    total = sum(parts.values())
+    parts["the rest (seals, runs, tree, checkpoints)"] = total - sum(parts.values())
     leaf_bytes = total - parts["kept bodies"]
     body = parts["kept bodies"] / feeds
     print(f"disk after the first crawl: {total / 1e6:.1f} MB for {items} items")

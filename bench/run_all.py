@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ("ledger_bench.py", "crawl_bench.py", "tlog_bench.py")
+BENCHES = ("ledger_bench.py", "crawl_bench.py", "tlog_bench.py", "capacity_bench.py")
 
 
 def main() -> int:

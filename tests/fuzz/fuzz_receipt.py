@@ -13,6 +13,7 @@ from tests.fuzz.harness import fuzz, instrumented
 with instrumented():
     from ledger.exceptions import VerificationError
     from ledger.receipt import verify_receipt_bytes
+    from ledger.stamps import tst  # noqa: F401  (loaded lazily for a token: instrumented here)
 
 DOCUMENTED = (VerificationError,)
 SLACK = 64 << 10

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
-HANG_SECONDS = 10  # one input running longer than this is a hang
+HANG_SECONDS = 20  # one input running longer than this is a hang (a loaded machine stays far below)
 RSS_LIMIT_MB = 1024  # the process as a whole (memory outside Python's allocator)
 
 
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = args.keep or Path(tmp)
         for harness in chosen:
             outcome = run(harness, args.seconds, scratch)
-            verdict = "clean" if outcome.clean else f"FINDING (exit {outcome.returncode})"
+            verdict = "clean" if outcome.clean else f"FINDING ({_exit(outcome.returncode)})"
             print(f"{harness.name}: {outcome.runs} inputs in {args.seconds} s: {verdict}")
             for finding in outcome.findings:
                 print(f"  {finding}")
@@ -117,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
                 failed += 1
                 print(_tail(outcome.output))
     return 1 if failed else 0
+
+
+def _exit(returncode: int) -> str:
+    if returncode == -signal.SIGALRM:
+        # atheris's own timeout falls back to the native SIGALRM when Python does not regain control
+        return "killed by SIGALRM: a timeout in native code, a hang"
+    return f"exit {returncode}"
 
 
 def _tail(output: str, lines: int = 40) -> str:
