@@ -1,4 +1,4 @@
-"""bench/capacity_bench.py stays runnable: a tiny harvest over three loopback hosts, politeness on."""
+"""bench/capacity_bench.py stays runnable: a tiny harvest over 3 loopback hosts, politeness on."""
 
 from __future__ import annotations
 
