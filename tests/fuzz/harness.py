@@ -46,6 +46,7 @@ INSTRUMENTED = [
     "pyasn1_modules",
     "rfc3161_client",
 ]
+CURRENT_INPUT = "CROVIA_FUZZ_CURRENT_INPUT"  # where each input is written before it is parsed
 _PLAIN = "CROVIA_FUZZ_PLAIN"  # set in the helper process: import the harness uninstrumented
 _SIZE = struct.Struct(">Q")
 _READY = b"R"
@@ -151,6 +152,16 @@ def fuzz(harness: ModuleType) -> None:
         amplification=getattr(harness, "AMPLIFICATION", AMPLIFICATION),
         confirm=PlainPeaks(harness.__spec__.name),
     )
+    current = os.environ.get(CURRENT_INPUT)
+    if current:
+        # atheris cannot report a timeout in native code (it falls back to a bare SIGALRM that
+        # kills the process): the input being parsed is then in this file, for the runner to keep.
+        def one_kept(data: bytes, check: Callable[[bytes], None] = one) -> None:
+            with open(current, "wb") as kept:
+                kept.write(data)
+            check(data)
+
+        one = one_kept
     atheris.Setup(sys.argv, one)
     atheris.Fuzz()
 

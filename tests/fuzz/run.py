@@ -11,6 +11,8 @@ under `--keep` when given. Exit status 0 when no harness found anything, 1 other
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import re
 import signal
 import subprocess
@@ -18,6 +20,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.fuzz.harness import CURRENT_INPUT
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -86,8 +90,13 @@ def run(harness: Harness, seconds: int, scratch: Path) -> Outcome:
         f"-artifact_prefix={artifacts}/",
         "-print_final_stats=1",
     ]
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    current = scratch / harness.name / "current-input"
+    env = dict(os.environ, **{CURRENT_INPUT: str(current)})
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     output = proc.stdout + proc.stderr
+    if proc.returncode == -signal.SIGALRM and current.exists():
+        data = current.read_bytes()
+        (artifacts / f"timeout-native-{hashlib.sha1(data).hexdigest()}").write_bytes(data)
     runs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", output)
     return Outcome(
         harness,
