@@ -45,20 +45,26 @@ def _only_memory(output: str) -> bool:
 
 
 def _findings() -> list[object]:
+    """One case per harness for its fixed findings (one process replays them all), one per open
+    finding (each its own expected failure)."""
     cases = []
-    for path in sorted(FINDINGS.glob("*/*")):
-        key = f"{path.parent.name}/{path.name}"
-        marks = [pytest.mark.xfail(reason=OPEN[key], strict=False)] if key in OPEN else []
-        cases.append(pytest.param(path, id=key, marks=marks))
+    for folder in sorted(FINDINGS.iterdir()):
+        paths = sorted(folder.iterdir())
+        fixed = [p for p in paths if f"{folder.name}/{p.name}" not in OPEN]
+        if fixed:
+            cases.append(pytest.param(folder.name, fixed, id=folder.name))
+        for path in (p for p in paths if p not in fixed):
+            key = f"{folder.name}/{path.name}"
+            mark = pytest.mark.xfail(reason=OPEN[key], strict=False)
+            cases.append(pytest.param(folder.name, [path], id=key, marks=[mark]))
     return cases
 
 
-@pytest.mark.parametrize("finding", _findings())
-def test_finding_stays_fixed(finding: Path) -> None:
-    """Replay one input a harness once found (libFuzzer runs a file argument once)."""
-    module = f"tests.fuzz.fuzz_{finding.parent.name}"
+@pytest.mark.parametrize(("harness", "inputs"), _findings())
+def test_findings_stay_fixed(harness: str, inputs: list[Path]) -> None:
+    """Replay inputs a harness once found (libFuzzer runs each file argument once)."""
     proc = subprocess.run(
-        [sys.executable, "-m", module, str(finding)],
+        [sys.executable, "-m", f"tests.fuzz.fuzz_{harness}", *map(str, inputs)],
         cwd=ROOT,
         capture_output=True,
         text=True,
