@@ -18,11 +18,19 @@ with instrumented():
     from ledger.exceptions import VerificationError
     from ledger.monitor.entries import check_entries
     from ledger.tlog.tiles import Tile, decode_bundle, decode_hashes
-    from tests.fuzz.keys import LOG_KEY
+    from tests.fuzz.keys import LOG_KEY, ORIGIN
+
+    try:  # a monitor that follows key rotations checks entries under the log's keys (LogKeys)
+        from ledger.monitor.keys import LogKeys
+
+        from ledger.keys.keychain import KeyChain
+    except ImportError:  # one key for the whole log
+        LogKeys = None
 
 DOCUMENTED = (VerificationError,)
 SLACK = 16 << 10
-VERIFY_KEY = LOG_KEY.verify_key
+PINNED = bytes(LOG_KEY.verify_key).hex()
+KEYS = LOG_KEY.verify_key if LogKeys is None else LogKeys(KeyChain((PINNED,), ()), PINNED, ORIGIN)
 
 
 def target(data: bytes) -> None:
@@ -32,7 +40,7 @@ def target(data: bytes) -> None:
     with contextlib.suppress(VerificationError):
         decode_hashes(body, tile)
     entries = decode_bundle(body, tile)
-    check_entries(entries, 0, 0, VERIFY_KEY)
+    check_entries(entries, 0, 0, KEYS)
 
 
 if __name__ == "__main__":
