@@ -16,21 +16,16 @@ from tests.fuzz.harness import fuzz, instrumented
 
 with instrumented():
     from ledger.exceptions import VerificationError
+    from ledger.keys.keychain import KeyChain
     from ledger.monitor.entries import check_entries
+    from ledger.monitor.keys import LogKeys
     from ledger.tlog.tiles import Tile, decode_bundle, decode_hashes
     from tests.fuzz.keys import LOG_KEY, ORIGIN
-
-    try:  # a monitor that follows key rotations checks entries under the log's keys (LogKeys)
-        from ledger.monitor.keys import LogKeys
-
-        from ledger.keys.keychain import KeyChain
-    except ImportError:  # one key for the whole log
-        LogKeys = None
 
 DOCUMENTED = (VerificationError,)
 SLACK = 16 << 10
 PINNED = bytes(LOG_KEY.verify_key).hex()
-KEYS = LOG_KEY.verify_key if LogKeys is None else LogKeys(KeyChain((PINNED,), ()), PINNED, ORIGIN)
+KEYS = LogKeys(KeyChain((PINNED,), ()), PINNED, ORIGIN)  # a log never rotated: one key
 
 
 def target(data: bytes) -> None:
