@@ -11,7 +11,7 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test check demo lint bench clean need-openssl
+.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz
 
 install: $(STAMP)
 
@@ -78,6 +78,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
+
+# Each fuzz harness for FUZZ_SECONDS (make test runs them for 2 s each): docs/fuzzing.md.
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -49,13 +49,14 @@ class SeenRequest:
 class FeedServer:
     """Start with `with FeedServer(root) as server:`; `server.url("/a.xml")` is the address."""
 
-    def __init__(self, *roots: Path) -> None:
+    def __init__(self, *roots: Path, host: str = "127.0.0.1") -> None:
+        """Serve `roots` on `host` (any loopback address, 127.0.0.0/8), at a random port."""
         self.roots = [Path(r) for r in roots]
         self.scripts: dict[str, list[Reply]] = {}
         self.requests: list[SeenRequest] = []
         self.sent: list[tuple[str, bytes]] = []  # (path, body) of every answer, in order
         self._lock = threading.Condition()
-        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server((host, 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 

@@ -55,7 +55,14 @@ def accept_reply(
             "the reply is not a DER TimeStampResp",
             computed=f"{len(reply)} bytes, {hashlib.sha256(reply).hexdigest()[:16]}: {exc}",
         ) from None
-    status = rfc3161_client.PKIStatus(response.status)
+    try:
+        status = rfc3161_client.PKIStatus(response.status)
+    except ValueError:
+        raise Rfc3161Invalid(
+            "the TSA answered a status RFC 3161 does not define",
+            expected="GRANTED",
+            computed=response.status,
+        ) from None
     if status is not rfc3161_client.PKIStatus.GRANTED:
         raise Rfc3161Invalid(
             "the TSA did not grant the request",

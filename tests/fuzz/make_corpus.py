@@ -1,0 +1,187 @@
+"""Writes the fuzz harnesses' seed corpus, tests/fuzz/corpus/<harness>/, from real vectors.
+
+Run from the project root: `python -m tests.fuzz.make_corpus`. Seeds come from tests/fixtures
+(feed bodies), tests/vectors (the seed receipt, C2SP signed notes, OpenTimestamps proofs) and from
+objects made here by the project's own code with the fixed keys of tests/fuzz/keys.py: a small
+ledger signed, sealed, stamped (`openssl ts` answers the RFC 3161 requests) and published, whose
+receipts, tiles, entry bundles, checkpoints and witness requests become seeds. The output is
+committed; running this again rewrites it (the tokens and signatures differ: new nonces, times).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from opentimestamps.core.notary import PendingAttestation
+from opentimestamps.core.op import OpAppend, OpSHA256
+from opentimestamps.core.serialize import BytesSerializationContext
+from opentimestamps.core.timestamp import Timestamp
+
+from ledger.canonical import canonical_json
+from ledger.publish import publish
+from ledger.stamps import rfc3161
+from ledger.stamps.stamper import Stamper
+from ledger.store import Ledger
+from ledger.tlog.checkpoint import Checkpoint, sign_checkpoint
+from ledger.tlog.note import Note, parse_note
+from ledger.tlog.proof import TlogProof, format_tlog_proof
+from ledger.tlog.rfc6962 import MemoryNodes, consistency_proof, inclusion_proof, leaf_hash, root_at
+from ledger.tlog.witness import format_request
+from tests.fuzz.keys import LOG_KEY, LOG_SIGNER, ORIGIN, OTS_DIGEST, TSA_DATA, WITNESS_SIGNER
+from tests.ledger.stamps.tsa_server import TestPki
+from tests.vectors.make_vectors import sample_envelope
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).resolve().parent / "corpus"
+FINDINGS = Path(__file__).resolve().parent / "findings"
+FEED_SEED_BYTES = 12_000  # a longer fixture is cut here: the fuzzer runs faster on small bodies
+CALENDAR = "http://127.0.0.1:1/calendar"
+TSA = "http://127.0.0.1:1/tsa"
+
+
+def main() -> None:
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        pki = TestPki(work / "pki", name="Fuzz")
+        ledger_dir, pub = work / "ledger", work / "pub"
+        receipts = _ledger(ledger_dir, pki)
+        publish(ledger_dir, pub)
+        _feeds()
+        _receipts(receipts)
+        _tiles(pub)
+        _notes(pub)
+        _witness()
+        _ots()
+        _tsa(pki)
+    _wide_forks()
+
+
+def _write(harness: str, name: str, data: bytes) -> None:
+    folder = CORPUS / harness
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+
+
+class _Answers:
+    """The stamper's transport, answered in process: `openssl ts -reply` for the TSA, and a
+    calendar's pending timestamp (digest -> append -> sha256) for OpenTimestamps."""
+
+    def __init__(self, pki: TestPki) -> None:
+        self.pki = pki
+
+    def post(self, url: str, body: bytes, *, content_type: str, accept: str) -> bytes:
+        if url == TSA:
+            return self.pki.reply(body)
+        return _calendar_reply(body)
+
+    def get(self, url: str, *, accept: str) -> bytes:
+        raise AssertionError(f"no upgrade asked here: {url}")
+
+
+def _calendar_reply(digest: bytes) -> bytes:
+    stamp = Timestamp(digest)
+    commitment = stamp.ops.add(OpAppend(b"\x07" * 16)).ops.add(OpSHA256())
+    commitment.attestations.add(PendingAttestation(CALENDAR))
+    ctx = BytesSerializationContext()
+    stamp.serialize(ctx)
+    return ctx.getbytes()
+
+
+def _ledger(ledger_dir: Path, pki: TestPki) -> list[bytes]:
+    with Ledger.open(ledger_dir, signing_key=LOG_KEY) as ledger:
+        issued = ledger.issue([sample_envelope(n) for n in range(5)])
+        ledger.seal(run_id="fuzz")
+        plain = ledger.receipt(issued[0].axiom_id)
+        seals = list(ledger.seals())
+    Stamper(ledger_dir, _Answers(pki), tsa_urls=[TSA], calendars=[CALENDAR]).stamp(seals)
+    with Ledger.open(ledger_dir) as reader:
+        stamped = reader.receipt(issued[1].axiom_id)
+    return [canonical_json(plain), canonical_json(stamped)]
+
+
+def _feeds() -> None:
+    for folder in ("feeds", "bad"):
+        for path in sorted((ROOT / "tests" / "fixtures" / folder).iterdir()):
+            _write("feed", path.name, path.read_bytes()[:FEED_SEED_BYTES])
+
+
+def _receipts(receipts: list[bytes]) -> None:
+    _write("receipt", "seed_axiom_proof.json", (ROOT / "tests/vectors/seed_axiom_proof.json")
+           .read_bytes())  # fmt: skip
+    _write("receipt", "fuzz_ledger_leaf0.json", receipts[0])
+    _write("receipt", "fuzz_ledger_leaf1_stamped.json", receipts[1])
+
+
+def _tiles(pub: Path) -> None:
+    for name, path in (("hashes", "tile/0/000.p/5"), ("bundle", "tile/entries/000.p/5")):
+        _write("tiles", f"{name}_width5", bytes([4]) + (pub / path).read_bytes())
+    one = (pub / "tile/entries/000.p/5").read_bytes()
+    first = one[: 2 + int.from_bytes(one[:2], "big")]
+    _write("tiles", "bundle_width1", bytes([0]) + first)
+
+
+def _notes(pub: Path) -> None:
+    vectors = json.loads((ROOT / "tests/vectors/c2sp/signed-note.json").read_text())
+    for key, value in vectors.items():
+        if isinstance(value, str) and value.endswith("\n") and "\n\n" in value:
+            _write("note", f"c2sp_{key}", value.encode("utf-8"))
+    published = (pub / "checkpoint").read_bytes()
+    _write("note", "published_checkpoint", published)
+    note = parse_note(published)
+    cosigned = Note(note.text, (*note.signatures, WITNESS_SIGNER.sign(note.text, 1_700_000_000)))
+    _write("note", "cosigned_checkpoint", cosigned.to_bytes())
+    nodes = _tree(8)
+    checkpoint = sign_checkpoint(Checkpoint(ORIGIN, 8, root_at(8, nodes)), [LOG_SIGNER])
+    proof = TlogProof(2, tuple(inclusion_proof(2, 8, nodes)), checkpoint, extra=b"fuzz")
+    _write("note", "tlog_proof", format_tlog_proof(proof))
+
+
+def _tree(size: int) -> MemoryNodes:
+    """The tree of fuzz_witness.LEAVES: leaf hashes of b"0", b"1", ..."""
+    return MemoryNodes([leaf_hash(b"%d" % n) for n in range(size)])
+
+
+def _witness() -> None:
+    for old, size in ((0, 3), (3, 8), (0, 0)):
+        nodes = _tree(size)
+        note = sign_checkpoint(Checkpoint(ORIGIN, size, root_at(size, nodes)), [LOG_SIGNER])
+        proof = consistency_proof(old, size, nodes) if old else []
+        _write("witness", f"old{old}_size{size}", format_request(old, proof, note))
+
+
+def _ots() -> None:
+    for path in sorted((ROOT / "tests/vectors/ots").rglob("*.ots")):
+        _write("ots", path.name, path.read_bytes())
+    _write("ots", "calendar_reply", _calendar_reply(OTS_DIGEST))
+
+
+def _tsa(pki: TestPki) -> None:
+    request = rfc3161.new_request(TSA_DATA)
+    reply = pki.reply(request.der)
+    _write("tsa", "openssl_reply", reply)
+    token, _ = rfc3161.accept_reply(reply, request, TSA_DATA)
+    _write("tsa", "openssl_token", token)
+    refused = pki.reply(pki.query_for_digest(hashlib.sha256(b"other").digest()))
+    _write("tsa", "openssl_reply_other_data", refused)
+    _write("tsa", "openssl_reply_seal", pki.reply(rfc3161.new_request(b"{}").der))
+
+
+def _wide_forks() -> None:
+    """A calendar reply of 1,000 forks, each an append and a pending attestation: the shape issue
+    19 obs 6 describes (about 50 times its size in memory once parsed), kept as a finding."""
+    stamp = Timestamp(OTS_DIGEST)
+    for n in range(1000):
+        stamp.ops.add(OpAppend(n.to_bytes(2, "big"))).attestations.add(PendingAttestation("h"))
+    ctx = BytesSerializationContext()
+    stamp.serialize(ctx)
+    (FINDINGS / "ots").mkdir(parents=True, exist_ok=True)
+    (FINDINGS / "ots" / "wide-forks.ots").write_bytes(ctx.getbytes())
+
+
+if __name__ == "__main__":
+    main()

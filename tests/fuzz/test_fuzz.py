@@ -1,0 +1,106 @@
+"""The fuzz harnesses in `make test`: each runs briefly from its seed corpus and finds nothing; the
+rule of what a finding is holds; every input once found stays fixed (docs/fuzzing.md).
+
+CROVIA_FUZZ_SECONDS sets the time per harness (default 2); `make fuzz` runs them for longer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.harness import AMPLIFICATION, MemoryAmplification, checked
+from tests.fuzz.run import HARNESSES, ROOT, Harness, run
+
+SECONDS = int(os.environ.get("CROVIA_FUZZ_SECONDS", "2"))
+FINDINGS = Path(__file__).resolve().parent / "findings"
+# Inputs found by the harnesses whose fix belongs to another slice of issue 19: replayed, and
+# expected to fail until that fix lands (then the mark goes).
+OBS_6 = "issue 19 obs 6: OpenTimestamps parsing within 20x its input (another change bounds it)"
+OPEN = {
+    f"ots/{name}": OBS_6 for name in ("wide-forks.ots", "ripemd160-chain.ots", "sha1-chain.ots")
+}
+# Harnesses whose memory findings are open: a run that found only MemoryAmplification is expected.
+OPEN_MEMORY = {"ots": OBS_6}
+
+
+@pytest.mark.parametrize("harness", HARNESSES, ids=lambda h: h.name)
+def test_harness_finds_nothing(harness: Harness, tmp_path: Path) -> None:
+    outcome = run(harness, SECONDS, tmp_path)
+    if not outcome.clean and harness.name in OPEN_MEMORY and _only_memory(outcome.output):
+        pytest.xfail(OPEN_MEMORY[harness.name])
+    assert outcome.clean, outcome.output[-4000:]
+    seeds = len(list(harness.corpus.iterdir()))
+    assert seeds, f"no seed corpus in {harness.corpus}"
+    assert outcome.runs >= seeds, f"{harness.name} ran {outcome.runs} of {seeds} seeds"
+
+
+def _only_memory(output: str) -> bool:
+    """True when the run's one finding is a MemoryAmplification (not a crash or a hang)."""
+    return "Uncaught Python exception" in output and "\nMemoryAmplification: " in output
+
+
+def _findings() -> list[object]:
+    """One case per harness for its fixed findings (one process replays them all), one per open
+    finding (each its own expected failure)."""
+    cases = []
+    for folder in sorted(FINDINGS.iterdir()):
+        paths = sorted(folder.iterdir())
+        fixed = [p for p in paths if f"{folder.name}/{p.name}" not in OPEN]
+        if fixed:
+            cases.append(pytest.param(folder.name, fixed, id=folder.name))
+        for path in (p for p in paths if p not in fixed):
+            key = f"{folder.name}/{path.name}"
+            mark = pytest.mark.xfail(reason=OPEN[key], strict=False)
+            cases.append(pytest.param(folder.name, [path], id=key, marks=[mark]))
+    return cases
+
+
+@pytest.mark.parametrize(("harness", "inputs"), _findings())
+def test_findings_stay_fixed(harness: str, inputs: list[Path]) -> None:
+    """Replay inputs a harness once found (libFuzzer runs each file argument once)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", f"tests.fuzz.fuzz_{harness}", *map(str, inputs)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_an_undocumented_error_is_a_finding() -> None:
+    def target(data: bytes) -> None:
+        raise KeyError(data)
+
+    with pytest.raises(KeyError):
+        checked(target, (ValueError,), slack=0)(b"x")
+    checked(lambda data: int(data), (ValueError,), slack=1 << 20)(b"not a number")
+
+
+def test_memory_beyond_the_bound_is_a_finding() -> None:
+    data = b"x" * 1000
+    hoard: list[bytes] = []
+
+    def amplifying(data: bytes) -> None:
+        hoard.clear()
+        hoard.extend(bytes(len(data)) for _ in range(AMPLIFICATION + 5))
+
+    with pytest.raises(MemoryAmplification, match="bytes at peak for 1000 bytes"):
+        checked(amplifying, (), slack=0)(data)
+    checked(lambda d: bytes(len(d) * (AMPLIFICATION - 5)), (), slack=4096)(data)
+
+
+def test_a_one_time_cost_is_not_a_finding() -> None:
+    """A first call may import or cache once; only a cost that repeats counts."""
+    cache: dict[str, bytes] = {}
+
+    def warms_up(data: bytes) -> None:
+        if "once" not in cache:
+            cache["once"] = bytes(100 * len(data))
+
+    checked(warms_up, (), slack=0)(b"y" * 1000)

@@ -1,0 +1,35 @@
+"""A hostile token costs memory in proportion to its size (found by tests/fuzz/fuzz_tsa.py).
+
+The input is a real `openssl ts` token (tests/fuzz/corpus) whose TSA certificate's notAfter was
+mutated into an invalid UTCTime: pyasn1 decodes it, but its encoder, asked to hold the token to
+DER, put the whole SignedData's repr into its error at every level: 3 MB for 942 bytes.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from ledger.exceptions import Rfc3161Invalid
+from ledger.stamps.tst import check_token
+
+FINDING = (
+    Path(__file__).resolve().parents[2] / "fuzz" / "findings" / "tsa" / "bad-certificate-time.der"
+)
+
+
+def test_a_certificate_with_a_bad_time_is_refused_cheaply() -> None:
+    token = FINDING.read_bytes()
+    with pytest.raises(Rfc3161Invalid, match="not DER CMS"):
+        check_token(token, b"data")  # the first call may import; the second is measured
+    tracemalloc.start()
+    try:
+        with pytest.raises(Rfc3161Invalid, match="Validity::not_after") as refused:
+            check_token(token, b"data")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(str(refused.value)) < 1000
+    assert peak < 20 * len(token) + (512 << 10), peak
