@@ -19,6 +19,7 @@ BENCHES = (
     "monitor_bench.py",
     "verify_bench.py",
     "scale_bench.py",
+    "audit_crawl_bench.py",
 )
 
 
