@@ -20,6 +20,7 @@ BENCHES = (
     "verify_bench.py",
     "scale_bench.py",
     "capacity_bench.py",
+    "audit_crawl_bench.py",
 )
 
 

@@ -64,20 +64,27 @@ def _start_method() -> str:
 
 def _blocks(ledger_file: Path, end: int | None = None) -> Iterator[tuple[int, int, int]]:
     """(first leaf index, offset, length) of blocks of complete lines, each ending in a newline,
-    within the first `end` bytes (a line end) if given."""
+    within the first `end` bytes (a line end) if given. The parent only counts newlines: each
+    read starts at the last block's end (no bytes carried over and joined), and the count stops
+    at the block's last newline, so a block is never copied."""
     start = offset = 0
-    rest = b""
-    with open(ledger_file, "rb") as src:
-        while data := src.read(
-            _BLOCK_BYTES if end is None else min(_BLOCK_BYTES, end - src.tell())
-        ):
-            data = rest + data
+    size = _BLOCK_BYTES
+    fd = os.open(ledger_file, os.O_RDONLY)
+    try:
+        while (want := size if end is None else min(size, end - offset)) > 0:
+            data = os.pread(fd, want, offset)
             cut = data.rfind(b"\n") + 1
-            block, rest = data[:cut], data[cut:]
-            if block:
-                yield start, offset, len(block)
-                start += block.count(b"\n")
-                offset += len(block)
+            if cut == 0:
+                if len(data) < want:  # the file ends: a torn tail is never read as a line
+                    return
+                size *= 2  # a line longer than a block
+                continue
+            yield start, offset, cut
+            start += data.count(b"\n", 0, cut)
+            offset += cut
+            size = _BLOCK_BYTES
+    finally:
+        os.close(fd)
 
 
 def _start(keys: AuditKeys, ledger_dir: str, ledger_file: str) -> None:
