@@ -169,7 +169,12 @@ def test_a_ctrl_c_feed_is_interrupted_not_http_none(tmp_path, feed_server):
     slow = feed_server.script("slow.xml", Reply(200, b"<rss/>", delay=60))
     write_feeds(tmp_path / "feeds.toml", [{"vendor": "slow", "url": slow}])
     proc = subprocess.Popen(
-        [str(BIN / "crovia"), "crawl"],
+        [
+            str(BIN / "crovia"),
+            "crawl",
+            "-s",
+            "DOWNLOAD_TIMEOUT=5",
+        ],  # a short wait for the hung fetch
         cwd=PROJECT_ROOT,
         env=crawl_env(tmp_path, CROVIA_POLITE_DELAYS="0"),
         stderr=subprocess.PIPE,
