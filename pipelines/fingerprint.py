@@ -48,7 +48,11 @@ def target_id(item: FeedEntryItem) -> str:
     """`subject.target_id`: what the item is about (see the module docstring)."""
     if item.arxiv:
         return abs_url(item.arxiv["id"])
-    link = canonical_link(item.link) or web_url(item.guid)
+    # The identity's link is canonical_link(item.link), already made (in the spider): asking
+    # again cost a URL parse per item, as the cache has long dropped it when the stage runs.
+    link = (item.identity["link"] if item.identity else canonical_link(item.link)) or web_url(
+        item.guid
+    )
     return link or guid_identifier(item.vendor, item.guid)
 
 

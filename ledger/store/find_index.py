@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,33 @@ def covered(db: sqlite3.Connection) -> int:
     return 0 if last is None else last + 1
 
 
-def catch_up(db: sqlite3.Connection, ledger_file: Path) -> int:
+def find_rows(envelope: Any, leaf_index: int) -> tuple[tuple[Any, ...], tuple[int, str]]:
+    """The `find_items` and `find_words` rows of one leaf (its envelope as read from its line)."""
+    found = found_in(envelope, leaf_index, False)
+    item = (
+        leaf_index,
+        _axiom_key(found.axiom_id),
+        found.vendor,
+        text_key(found.url),
+        text_key(found.target_id),
+        found.observed_at,
+    )
+    return item, (leaf_index, " ".join(title_words(found.title)))
+
+
+def catch_up(
+    db: sqlite3.Connection,
+    ledger_file: Path,
+    issued: Sequence[tuple[tuple[Any, ...], tuple[int, str]]] = (),
+) -> int:
     """Add the find rows of every indexed leaf that has none; return how many were added.
 
     The rows follow the leaves' rows: if the last find row names another axiom than its leaf's
     row (the ledger was cut and grew again), they are dropped and rebuilt.
+    `issued` may hold the rows (`find_rows`) of the newest leaves, made by the writer from the
+    envelopes it has just written: when they are exactly the leaves without rows, and name the
+    axioms of those leaves' rows, they are inserted as they are instead of reading and parsing
+    the leaves' lines again (the same rows: a line is the canonical JSON of that envelope).
     """
     create(db)
     start = covered(db)
@@ -138,6 +161,12 @@ def catch_up(db: sqlite3.Connection, ledger_file: Path) -> int:
     if row is None:
         return 0
     (end,) = db.execute("SELECT MAX(leaf_index) + 1 FROM leaves").fetchone()
+    if _rows_fit(db, issued, start, end):
+        added = 0
+        for at in range(0, len(issued), _CATCH_UP_ROWS):
+            chunk = issued[at : at + _CATCH_UP_ROWS]
+            added += _insert(db, [item for item, _ in chunk], [word for _, word in chunk])
+        return added
     added, items, words = 0, [], []
     for leaf_index, (_offset, line) in enumerate(jsonl.iter_lines(ledger_file, row[0]), start):
         if leaf_index >= end:
@@ -146,22 +175,30 @@ def catch_up(db: sqlite3.Connection, ledger_file: Path) -> int:
             envelope = orjson.loads(line)
         except orjson.JSONDecodeError:
             envelope = {}
-        found = found_in(envelope, leaf_index, False)
-        items.append(
-            (
-                leaf_index,
-                _axiom_key(found.axiom_id),
-                found.vendor,
-                text_key(found.url),
-                text_key(found.target_id),
-                found.observed_at,
-            )
-        )
-        words.append((leaf_index, " ".join(title_words(found.title))))
+        item, word = find_rows(envelope, leaf_index)
+        items.append(item)
+        words.append(word)
         if len(items) == _CATCH_UP_ROWS:
             added += _insert(db, items, words)
             items, words = [], []
     return added + _insert(db, items, words)
+
+
+def _rows_fit(
+    db: sqlite3.Connection,
+    issued: Sequence[tuple[tuple[Any, ...], tuple[int, str]]],
+    start: int,
+    end: int,
+) -> bool:
+    """True when `issued` are the rows of leaves start..end-1, in order, with their axioms."""
+    if len(issued) != end - start or not issued:
+        return False
+    if any(item[0] != leaf for leaf, (item, _) in enumerate(issued, start)):
+        return False
+    keys = db.execute(
+        "SELECT leaf_index, axiom_key FROM leaves WHERE leaf_index IN (?, ?)", (start, end - 1)
+    ).fetchall()
+    return dict(keys) == {start: issued[0][0][1], end - 1: issued[-1][0][1]}
 
 
 def _insert(db: sqlite3.Connection, items: list[tuple[Any, ...]], words: list[tuple]) -> int:

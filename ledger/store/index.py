@@ -319,10 +319,11 @@ class LedgerIndex:
             self._db.execute("DELETE FROM leaves WHERE leaf_index>=?", (leaf_count,))
             find_index.truncate(self._db, leaf_count)
 
-    def catch_up_find(self, ledger_file: Path) -> int:
-        """Add `crovia find`'s rows for the leaves that have none (ledger/store/find_index.py)."""
+    def catch_up_find(self, ledger_file: Path, issued: Sequence[Any] = ()) -> int:
+        """Add `crovia find`'s rows for the leaves that have none (ledger/store/find_index.py);
+        `issued`: the newest leaves' rows, if the writer made them (`find_index.catch_up`)."""
         self.flush()
-        return find_index.catch_up(self._db, ledger_file)
+        return find_index.catch_up(self._db, ledger_file, issued)
 
     def _insert(self, rows: Iterable[LeafRow]) -> None:
         keyed = (stored_values(row) for row in rows)

@@ -23,6 +23,7 @@ from ledger.keys.signer import Signed
 from ledger.seal import build_seal
 from ledger.store import recovery
 from ledger.store.appender import BatchAppender
+from ledger.store.find_index import find_rows
 from ledger.store.index import IndexEntry, LedgerIndex
 from ledger.store.reader import (
     INDEX_FILE,
@@ -42,6 +43,10 @@ from ledger.store.writer_key import check_writer_key
 __all__ = ["LEDGER_FILE", "RUNS_FILE", "SEALS_FILE", "IndexEntry", "Issued", "Ledger"]
 
 
+# At most this many find rows wait in memory for the next seal (a ledger sealed rarely or never).
+_FIND_ROWS_HELD = 100_000
+
+
 class Issued(NamedTuple):
     """One envelope made durable by `Ledger.issue`."""
 
@@ -59,6 +64,9 @@ class Ledger(LedgerReader):
         self._seal_every: int | None = None
         self._appender: BatchAppender | None = None
         self._origin: str | None = None
+        # `crovia find`'s rows of the leaves written since the last seal, made from the envelopes
+        # as they are written, so the seal need not read and parse those lines again.
+        self._find_rows: list[Any] = []
 
     @classmethod
     def open(
@@ -122,6 +130,11 @@ class Ledger(LedgerReader):
         signed = appender.prepare(list(envelopes), start)
         for part in self._seal_parts(signed):
             appender.write(part, self._leaf_count)
+            if len(self._find_rows) < _FIND_ROWS_HELD:  # past it, the seal reads the lines
+                first = self._leaf_count
+                self._find_rows += [
+                    find_rows(full, i) for i, (full, _, _) in enumerate(part, first)
+                ]
             self._leaf_count += len(part)
             if self._seal_every and self._unsealed() >= self._seal_every:
                 self.seal()
@@ -159,7 +172,8 @@ class Ledger(LedgerReader):
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         self._checkpoint(key)
-        self._index.catch_up_find(self.jsonl_path)  # `crovia find` from the index: once a seal
+        rows, self._find_rows = self._find_rows, []
+        self._index.catch_up_find(self.jsonl_path, rows)  # `crovia find` from the index: at a seal
         return seal
 
     def rotate_key(self, new_key: nacl.signing.SigningKey) -> dict[str, Any]:
@@ -231,6 +245,7 @@ class Ledger(LedgerReader):
         quarantine = self.directory / QUARANTINE_DIR
         for name in (LEDGER_FILE, SEALS_FILE, RUNS_FILE, ROTATIONS_FILE, CHECKPOINTS_PATH):
             recovery.quarantine_torn_tail(self.directory / name, quarantine)
+        self._find_rows = []
         self._leaf_count = recovery.reconcile_index(self._index, self.jsonl_path)
         recovery.reconcile_tree(self._nodes, self._index, self.jsonl_path, self._leaf_count)
         self._index.catch_up_find(self.jsonl_path)  # an index from before find's rows gains them

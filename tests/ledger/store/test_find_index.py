@@ -120,6 +120,38 @@ def test_leaves_issued_since_the_last_seal_are_found_too(tmp_path, key) -> None:
     assert [f.sealed for f in find_leaves(directory)] == [True] * 30 + [False] * 10
 
 
+def test_the_rows_a_writer_makes_as_it_writes_are_those_its_lines_give(tmp_path, key) -> None:
+    """The writer makes a leaf's find rows from the envelope it has just written (so a seal need
+    not read the lines back); they must be the rows the lines themselves give, across seals cut
+    inside a batch, a reopen, and a seal whose leaves were partly written by an earlier writer."""
+    directory = tmp_path / "ledger"
+    with Ledger.open(directory, signing_key=key, seal_every=7) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(20)])  # seals at 7 and 14, 6 left over
+        ledger.issue([sample_envelope(n) for n in range(20, 23)])
+    with Ledger.open(directory, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(23, 30)])
+        ledger.seal()
+        ledger.issue([sample_envelope(n) for n in range(30, 35)])
+        ledger.seal()
+    db = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
+    queries = (
+        "SELECT * FROM find_items ORDER BY leaf_index",
+        "SELECT rowid, words FROM find_words ORDER BY rowid",
+    )
+    written = [db.execute(query).fetchall() for query in queries]
+    assert [len(rows) for rows in written] == [35, 35]
+    db.execute("BEGIN")
+    db.execute("DELETE FROM find_items")
+    db.execute("DELETE FROM find_words")
+    db.execute("COMMIT")
+    db.close()
+    with Ledger.open(directory, signing_key=key):  # a writer opening it reads the lines
+        pass
+    db = sqlite3.connect(directory / "index.sqlite")
+    assert [db.execute(query).fetchall() for query in queries] == written
+    db.close()
+
+
 def test_an_index_from_before_gains_the_rows_when_a_writer_opens_it(crawled, tmp_path) -> None:
     ledger, leaves = crawled
     copy = tmp_path / "ledger"
