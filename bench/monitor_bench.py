@@ -23,13 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
 from ledger.publish import publish  # noqa: E402
-from ledger.store import Ledger, default_origin, note_verifier_key  # noqa: E402
+from ledger.store import Ledger  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from ledger_bench import load_average  # noqa: E402
-from tlog_bench import BUILD_BATCH, envelopes  # noqa: E402
+from tlog_bench import Base as TlogBase  # noqa: E402
 
 CROVIA = [sys.executable, "-m", "crovia_spider"]
 RESULTS = ROOT / "bench" / "results"
@@ -38,35 +37,19 @@ TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
 FLOOR = "import ledger.monitor, crovia_spider.cli.monitor_cmds, crovia_spider.cli"
 
 
-class Base:
-    """A published log of `leaves` entries under bench/results/."""
+class Base(TlogBase):
+    """A published log of `leaves` entries under bench/results/, sealed every SEAL_EVERY leaves
+    as a crawl seals (tlog_bench's base, with more seals and no monitor state)."""
 
     def __init__(self, leaves: int, results: Path = RESULTS) -> None:
-        self.root = results / f"monitor_base_{leaves}"
-        self.leaves = leaves
-        self.ledger, self.pub, self.key = self.root / "ledger", self.root / "pub", self.root / "key"
+        super().__init__(leaves, results, name="monitor_base")
 
-    @property
-    def vkey(self) -> str:
-        public = bytes(load_signing_key(self.key).verify_key)
-        return note_verifier_key(public, default_origin(public))
+    def sealed_while_growing(self, ledger: Ledger) -> None:
+        if ledger.leaf_count % SEAL_EVERY == 0:
+            ledger.seal(run_id="bench_base")
 
-    def ensure(self) -> None:
-        if (self.root / "built").exists():
-            return
-        started = time.perf_counter()
-        if self.root.exists():
-            subprocess.run(["rm", "-rf", str(self.root)], check=True)
-        self.root.mkdir(parents=True)
-        key = generate_signing_key(self.key)
-        with Ledger.open(self.ledger, signing_key=key) as ledger:
-            for offset in range(0, self.leaves, BUILD_BATCH):
-                ledger.issue(envelopes(offset, min(BUILD_BATCH, self.leaves - offset)))
-                if ledger.leaf_count % SEAL_EVERY == 0 or ledger.leaf_count == self.leaves:
-                    ledger.seal(run_id="bench_base")
+    def published(self) -> None:
         publish(self.ledger, self.pub)
-        (self.root / "built").write_text(f"{time.perf_counter() - started:.0f} s\n")
-        print(f"   (built the {self.leaves}-leaf log in {time.perf_counter() - started:.0f} s)")
 
 
 def peak_rss(args: list[str]) -> tuple[float, float, str]:

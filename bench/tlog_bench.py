@@ -59,8 +59,8 @@ def envelopes(start: int, count: int) -> list[dict]:
 class Base:
     """A ledger of a given size, published, with a monitor state: under bench/results/."""
 
-    def __init__(self, leaves: int) -> None:
-        self.root = RESULTS / f"tlog_base_{leaves}"
+    def __init__(self, leaves: int, results: Path = RESULTS, name: str = "tlog_base") -> None:
+        self.root = results / f"{name}_{leaves}"
         self.leaves = leaves
         self.ledger, self.pub, self.key = self.root / "ledger", self.root / "pub", self.root / "key"
         self.state = self.root / "monitor_state.json"
@@ -81,11 +81,19 @@ class Base:
         with Ledger.open(self.ledger, signing_key=key) as ledger:
             for offset in range(0, self.leaves, BUILD_BATCH):
                 ledger.issue(envelopes(offset, min(BUILD_BATCH, self.leaves - offset)))
+                self.sealed_while_growing(ledger)
             ledger.seal(run_id="bench_base")
-        crovia("publish", str(self.pub), "--ledger-dir", str(self.ledger))
-        crovia("monitor", str(self.pub), "--vkey", self.vkey, "--state", str(self.state))
+        self.published()
         (self.root / "built").write_text(f"{time.perf_counter() - started:.0f} s\n")
         print(f"   (built the {self.leaves}-leaf base in {time.perf_counter() - started:.0f} s)")
+
+    def sealed_while_growing(self, ledger: Ledger) -> None:
+        """Seals cut while the base grows: none here (one seal at the end)."""
+
+    def published(self) -> None:
+        """Publish the base and record a monitor state at its size."""
+        crovia("publish", str(self.pub), "--ledger-dir", str(self.ledger))
+        crovia("monitor", str(self.pub), "--vkey", self.vkey, "--state", str(self.state))
 
     def size(self) -> int:
         return json.loads(self.state.read_text())["size"]
