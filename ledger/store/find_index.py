@@ -64,18 +64,29 @@ class Found:
         return shown
 
 
+def _fields(envelope: Any) -> tuple[str, str, str, str, str, str]:
+    """axiom id, vendor, title, url, observed_at and target id of one envelope, as `find` reads
+    them: .get throughout, since a damaged leaf is for `crovia audit` to name and find still lists
+    the rest."""
+    if not isinstance(envelope, dict):
+        envelope = {}
+    body = envelope.get("body")
+    record = body.get("spider_record") if isinstance(body, dict) else None
+    if not isinstance(record, dict):
+        record = {}
+    subject = envelope.get("subject")
+    target = subject.get("target_id", "") if isinstance(subject, dict) else ""
+    return (
+        str(envelope.get("axiom_id", "")), str(record.get("vendor", "")),
+        str(record.get("title", "")), str(record.get("url", "")),
+        str(record.get("observed_at", "")), str(target),
+    )  # fmt: skip
+
+
 def found_in(envelope: Any, index: int, sealed: bool) -> Found:
     """What `find` reads of one envelope."""
-    # .get throughout: a damaged leaf is for `crovia audit` to name; find still lists the rest.
-    envelope = envelope if isinstance(envelope, dict) else {}
-    body = envelope.get("body") if isinstance(envelope.get("body"), dict) else {}
-    record = body.get("spider_record") if isinstance(body.get("spider_record"), dict) else {}
-    subject = envelope.get("subject") if isinstance(envelope.get("subject"), dict) else {}
-    return Found(
-        str(envelope.get("axiom_id", "")), index, str(record.get("vendor", "")),
-        str(record.get("title", "")), str(record.get("url", "")),
-        str(record.get("observed_at", "")), sealed, str(subject.get("target_id", "")),
-    )  # fmt: skip
+    axiom_id, vendor, title, url, observed_at, target = _fields(envelope)
+    return Found(axiom_id, index, vendor, title, url, observed_at, sealed, target)
 
 
 def title_words(text: str) -> list[str]:
@@ -116,18 +127,24 @@ def covered(db: sqlite3.Connection) -> int:
     return 0 if last is None else last + 1
 
 
+def find_fields(envelope: Any) -> tuple[str, ...]:
+    """What the writer holds of a leaf it has just written, until the seal makes its rows
+    (`rows_from_fields`): the plain fields, so the issuing path neither hashes nor tokenizes."""
+    return _fields(envelope)
+
+
+def rows_from_fields(
+    fields: tuple[str, ...], leaf_index: int
+) -> tuple[tuple[Any, ...], tuple[int, str]]:
+    """The `find_items` and `find_words` rows of one leaf from its `find_fields`."""
+    axiom_id, vendor, title, url, observed_at, target = fields
+    item = (leaf_index, _axiom_key(axiom_id), vendor, text_key(url), text_key(target), observed_at)
+    return item, (leaf_index, " ".join(title_words(title)))
+
+
 def find_rows(envelope: Any, leaf_index: int) -> tuple[tuple[Any, ...], tuple[int, str]]:
     """The `find_items` and `find_words` rows of one leaf (its envelope as read from its line)."""
-    found = found_in(envelope, leaf_index, False)
-    item = (
-        leaf_index,
-        _axiom_key(found.axiom_id),
-        found.vendor,
-        text_key(found.url),
-        text_key(found.target_id),
-        found.observed_at,
-    )
-    return item, (leaf_index, " ".join(title_words(found.title)))
+    return rows_from_fields(_fields(envelope), leaf_index)
 
 
 def catch_up(

@@ -23,7 +23,7 @@ from ledger.keys.signer import Signed
 from ledger.seal import build_seal
 from ledger.store import recovery
 from ledger.store.appender import BatchAppender
-from ledger.store.find_index import find_rows
+from ledger.store.find_index import find_fields, rows_from_fields
 from ledger.store.index import IndexEntry, LedgerIndex
 from ledger.store.reader import (
     INDEX_FILE,
@@ -64,8 +64,9 @@ class Ledger(LedgerReader):
         self._seal_every: int | None = None
         self._appender: BatchAppender | None = None
         self._origin: str | None = None
-        # `crovia find`'s rows of the leaves written since the last seal, made from the envelopes
-        # as they are written, so the seal need not read and parse those lines again.
+        # What `crovia find`'s rows need of the leaves written since the last seal, read from the
+        # envelopes as they are written, so the seal need not read and parse those lines again;
+        # the seal makes the rows (hashes, title words) off the issuing path.
         self._find_rows: list[Any] = []
 
     @classmethod
@@ -133,7 +134,7 @@ class Ledger(LedgerReader):
             if len(self._find_rows) < _FIND_ROWS_HELD:  # past it, the seal reads the lines
                 first = self._leaf_count
                 self._find_rows += [
-                    find_rows(full, i) for i, (full, _, _) in enumerate(part, first)
+                    (i, find_fields(full)) for i, (full, _, _) in enumerate(part, first)
                 ]
             self._leaf_count += len(part)
             if self._seal_every and self._unsealed() >= self._seal_every:
@@ -172,7 +173,8 @@ class Ledger(LedgerReader):
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         self._checkpoint(key)
-        rows, self._find_rows = self._find_rows, []
+        held, self._find_rows = self._find_rows, []
+        rows = [rows_from_fields(fields, leaf_index) for leaf_index, fields in held]
         self._index.catch_up_find(self.jsonl_path, rows)  # `crovia find` from the index: at a seal
         return seal
 
