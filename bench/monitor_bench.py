@@ -13,11 +13,7 @@ in bench/results/monitor_base_<N>/.
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,13 +23,13 @@ from ledger.publish import publish  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
+import rss  # noqa: E402
 from ledger_bench import load_average  # noqa: E402
 from tlog_bench import Base as TlogBase  # noqa: E402
 
 CROVIA = [sys.executable, "-m", "crovia_spider"]
 RESULTS = ROOT / "bench" / "results"
 SEAL_EVERY = 100_000
-TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
 FLOOR = "import ledger.monitor, crovia_spider.cli.monitor_cmds, crovia_spider.cli"
 
 
@@ -53,21 +49,8 @@ class Base(TlogBase):
 
 
 def peak_rss(args: list[str]) -> tuple[float, float, str]:
-    """Peak RSS (MB) and wall seconds of `args`, and its output. GNU time's %M: wait4's ru_maxrss
-    of a child forked from this process would count the pages it shared with it before exec."""
-    started = time.perf_counter()
-    with tempfile.NamedTemporaryFile("r") as report:
-        done = subprocess.run(
-            [TIME, "-f", "%M", "-o", report.name, *args],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(args[:4])} failed:\n{done.stdout[-2000:]}")
-        kib = int(report.read().split()[-1])
-    return kib / 1024, time.perf_counter() - started, done.stdout
+    """Peak RSS (MB) and wall seconds of `args`, and its output (bench/rss.py says why GNU time)."""
+    return rss.peak_rss(args, ROOT)
 
 
 def first_run(base: Base) -> tuple[float, float]:

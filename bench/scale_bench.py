@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import rss  # noqa: E402
 from ledger_bench import envelopes, load_average  # noqa: E402
 
 from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
@@ -74,13 +75,9 @@ def run(args: list[str]) -> float:
 
 
 def peak_rss(args: list[str]) -> int:
-    """Bytes of peak resident memory of `crovia ARGS` (the largest of its processes)."""
-    process = subprocess.Popen(CROVIA + args, cwd=ROOT, stdout=subprocess.DEVNULL)
-    _pid, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"crovia {' '.join(args)} exited {process.returncode}")
-    return usage.ru_maxrss * 1024
+    """Bytes of peak resident memory of `crovia ARGS` (bench/rss.py: GNU time, not wait4)."""
+    megabytes, _seconds, _output = rss.peak_rss(CROVIA + args, ROOT)
+    return int(megabytes * 1024 * 1024)
 
 
 def publish_from_nothing(workdir: Path, ledger: Path, leaves: int) -> tuple[float, float, str]:

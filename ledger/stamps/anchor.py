@@ -40,7 +40,7 @@ def stamp_fields(seal: Mapping[str, Any], ledger_dir: Path) -> dict[str, Any]:
 
 def anchor_block(proof: Mapping[str, Any]) -> dict[str, Any]:
     """The receipt's `bitcoin_anchor` for a stored proof record, every claim read from the proof."""
-    summary = ots.summarize(ots.load_detached(base64.b64decode(proof["proof_base64"])).timestamp)
+    summary = ots.scan_detached(base64.b64decode(proof["proof_base64"])).summary
     return {
         "bitcoin_attestations": bitcoin_claims(summary),
         "calendar_attestations": list(summary.pending),

@@ -136,7 +136,7 @@ def _proof(seal: Mapping[str, Any], anchor: Mapping[str, Any]) -> ots.ProofSumma
     from ledger.stamps import ots
     from ledger.stamps.anchor import bitcoin_claims
 
-    detached = ots.load_detached(_b64(anchor["ots_proof_base64"], OtsInvalid))
+    detached = ots.scan_detached(_b64(anchor["ots_proof_base64"], OtsInvalid))
     expected = seal_digest(seal).hex()
     if not isinstance(detached.file_hash_op, OpSHA256) or detached.file_digest.hex() != expected:
         raise OtsInvalid(
@@ -144,7 +144,7 @@ def _proof(seal: Mapping[str, Any], anchor: Mapping[str, Any]) -> ots.ProofSumma
             expected=f"sha256 {expected}",
             computed=f"{detached.file_hash_op} {detached.file_digest.hex()}",
         )
-    summary = ots.summarize(detached.timestamp)
+    summary = detached.summary
     claimed = {k: anchor[k] for k in ("status", "calendar_attestations", "bitcoin_attestations")}
     proven = {
         "status": summary.status,

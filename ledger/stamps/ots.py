@@ -5,35 +5,48 @@ a file's sha256) and is kept as a standard detached `.ots` file. Calendars answe
 `POST /digest` with a timestamp ending in PendingAttestations, and `GET /timestamp/<commitment>`
 with its upgrade; `merge_upgrade` grafts an upgrade in and keeps it only if it reaches Bitcoin.
 
-Bounds (issue 19): a proof is parsed by the library's own deserializer, inside a context that
-holds it to explicit limits, so what a hostile proof costs stays within a small multiple of its
-size (docs/stamps.md, "Limits on OpenTimestamps proofs"):
+Bounds: a proof from elsewhere (a receipt's, a stored one, a calendar's answer) is first read by
+`scan`, a walk over its bytes that uses the library's own readers of operations and attestations
+but keeps no tree: it holds only the messages of the nodes still open (those with a fork left to
+read), so a proof's cost stays within a small multiple of its size (docs/stamps.md, "Limits on
+OpenTimestamps proofs"). The walk holds the proof to explicit limits:
 - total bytes: a calendar's answer at most MAX_REPLY_BYTES (16 KiB), a detached proof (stored, or
   in a receipt) at most MAX_PROOF_BYTES (that of 16 answers), refused before parsing;
 - operations: at most one tag (operation, attestation, fork) per 8 bytes, beyond a small slack
   (32 for an answer; an honest proof spends about 17 bytes per operation);
 - depth: at most MAX_DEPTH nested operations (the library's recursion limit);
 - messages: the messages the operations compute (each up to 4 KiB, however few bytes the
-  operation took) at most 8 bytes per byte, beyond a slack of 4 KiB per answer.
-A detached proof's slack is that of 16 answers (each calendar adds at most two to a stored proof),
-so whatever the stamper merged from answers within bounds loads again. A proof over a bound
-raises OtsInvalid naming it; the stamper records a calendar answer refused so (ledger/stamps/
-stamper.py), so no later `prove` or `verify` of the seal pays for it.
+  operation took) at most 8 bytes per byte, beyond a slack of 4 KiB per answer;
+- one node never repeats an operation or an attestation (the library's own writer never does; its
+  reader would silently keep only the last of two equal operations).
+Verifying a receipt and summarising a stored proof need nothing more (`scan_detached`). The
+stamper, which must graft a calendar's answers into a proof and write it back, then builds the
+library's tree, at about 1.3 KB an operation whatever the bytes: only for an answer of at most
+MAX_REPLY_OPERATIONS tags, and a stored proof of at most MAX_PROOF_OPERATIONS (16 answers' worth).
+A proof over a bound raises OtsInvalid naming it; the stamper records a calendar answer refused so
+(ledger/stamps/stamper.py), so no later `prove` or `verify` of the seal pays for it.
 """
 
 from __future__ import annotations
 
-import sys
+import contextlib
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from opentimestamps.core.notary import BitcoinBlockHeaderAttestation, PendingAttestation
-from opentimestamps.core.op import OpSHA256
+from opentimestamps.core.notary import (
+    BitcoinBlockHeaderAttestation,
+    PendingAttestation,
+    TimeAttestation,
+)
+from opentimestamps.core.op import CryptOp, MsgValueError, Op, OpReverse, OpSHA256
 from opentimestamps.core.serialize import (
     BytesDeserializationContext,
     BytesSerializationContext,
     DeserializationError,
     RecursionLimitError,
+    UnsupportedMajorVersion,
 )
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
@@ -52,15 +65,21 @@ _REPLY_SLACK = (32, 4096)  # operations, message bytes
 MAX_PROOF_BYTES = MAX_CALENDAR_ANSWERS * MAX_REPLY_BYTES + 4096  # with the file's header
 _PROOF_SLACK = (MAX_CALENDAR_ANSWERS * (_REPLY_SLACK[0] + 1), MAX_CALENDAR_ANSWERS * 4096 + 4096)
 
-_DESERIALIZE = Timestamp.deserialize.__func__.__code__
+# The library's tree costs about 1.3 KB an operation, whatever the bytes: it is built only for an
+# answer of at most this many tags (an honest Bitcoin upgrade has 40 to 90), and a stored proof of
+# at most 16 answers' worth (and a fork marker each where they were merged).
+MAX_REPLY_OPERATIONS = 192
+MAX_PROOF_OPERATIONS = MAX_CALENDAR_ANSWERS * (MAX_REPLY_OPERATIONS + 1) + 1
+_FORK = b"\xff"
+_ATTESTATION = b"\x00"
 
 
 class _BoundedContext(BytesDeserializationContext):
-    """The library's byte context, counting what the library's parser builds from it.
+    """The library's byte context, holding a walk over it to the bounds above.
 
-    Every tag (operation, attestation marker, fork) is read with `read_bytes(1)`; the first tag of
-    each timestamp node is read by `Timestamp.deserialize` right after it made the node, whose
-    message is then counted. A limit passed raises OtsInvalid out of the parser at once.
+    Every tag (operation, attestation marker, fork, the detached file's hash operation) is read
+    with `read_bytes(1)` and counted; the walk counts each message it computes (`computed`). A
+    limit passed raises OtsInvalid at once.
     """
 
     def __init__(self, data: bytes, what: str, limit: int, slack: tuple[int, int]) -> None:
@@ -72,34 +91,102 @@ class _BoundedContext(BytesDeserializationContext):
         self.max_operations = slack[0] + len(data) // OPERATION_BYTES
         self.message_bytes = 0
         self.max_message_bytes = slack[1] + MESSAGE_FACTOR * len(data)
-        self._nodes: set[int] = set()
 
     def read_bytes(self, expected_length: Any = None) -> bytes:
         if expected_length == 1:
-            self._count(sys._getframe(1))
+            self.operations += 1
+            if self.operations > self.max_operations:
+                raise OtsInvalid(
+                    f"{self.what} has more operations than its size allows",
+                    expected=f"<= {self.max_operations}",
+                    computed=self.operations,
+                )
         return super().read_bytes(expected_length)
 
-    def _count(self, caller: Any) -> None:
-        self.operations += 1
-        if self.operations > self.max_operations:
-            raise OtsInvalid(
-                f"{self.what} has more operations than its size allows",
-                expected=f"<= {self.max_operations}",
-                computed=self.operations,
-            )
-        if caller.f_code is not _DESERIALIZE:
-            return
-        node = caller.f_locals.get("self")
-        if node is None or id(node) in self._nodes:
-            return
-        self._nodes.add(id(node))
-        self.message_bytes += len(node.msg)
+    def computed(self, message: bytes) -> None:
+        self.message_bytes += len(message)
         if self.message_bytes > self.max_message_bytes:
             raise OtsInvalid(
                 f"{self.what} computes more message bytes than its size allows",
                 expected=f"<= {self.max_message_bytes}",
                 computed=self.message_bytes,
             )
+
+
+class _Scan:
+    """What a walk found: pending calendars, Bitcoin claims, other attestations (counted)."""
+
+    def __init__(self) -> None:
+        self.pending: set[str] = set()
+        self.bitcoin: set[BitcoinClaim] = set()
+        self.unknown = 0
+
+    def attested(self, message: bytes, attestation: TimeAttestation) -> None:
+        if isinstance(attestation, PendingAttestation):
+            self.pending.add(attestation.uri)
+        elif isinstance(attestation, BitcoinBlockHeaderAttestation):
+            self.bitcoin.add(BitcoinClaim(attestation.height, message))
+        else:
+            self.unknown += 1
+
+    def summary(self) -> ProofSummary:
+        return ProofSummary(
+            pending=tuple(sorted(self.pending)),
+            bitcoin=tuple(sorted(self.bitcoin, key=lambda c: (c.height, c.digest))),
+            unknown=self.unknown,
+        )
+
+
+def _walk(ctx: _BoundedContext, message: bytes, found: _Scan) -> None:
+    """Read one serialized timestamp on `message` from `ctx` as `Timestamp.deserialize` reads it
+    (the same tags, operations and attestations, read by the library), without building it: only
+    the nodes still open are held, each with its message, its depth and what it has had."""
+    ctx.computed(message)
+    # Open nodes: [message, depth, the operations and attestations of its branches read so far].
+    stack: list[list[Any]] = [[message, 0, None]]
+    while stack:
+        node = stack[-1]
+        tag = ctx.read_bytes(1)
+        if tag == _FORK:
+            tag = ctx.read_bytes(1)
+        else:
+            stack.pop()  # the node's last branch
+        if tag == _ATTESTATION:
+            branch: Any = TimeAttestation.deserialize(ctx)
+        else:
+            branch = Op.deserialize_from_tag(ctx, tag)
+        seen = node[2]
+        if seen is None:
+            seen = node[2] = set()
+        elif branch in seen:
+            kind = "an attestation" if tag == _ATTESTATION else "an operation"
+            raise OtsInvalid(f"{ctx.what} repeats {kind} in one node")
+        seen.add(branch)
+        if tag == _ATTESTATION:
+            found.attested(node[0], branch)
+            continue
+        try:
+            if isinstance(branch, OpReverse):
+                with _quiet():
+                    result = branch(node[0])
+            else:
+                result = branch(node[0])
+        except MsgValueError as exc:
+            raise DeserializationError(f"message invalid for op {branch!r}: {exc!r}") from None
+        if node[1] + 1 >= MAX_DEPTH:
+            raise RecursionLimitError("more than the recursion limit")
+        ctx.computed(result)
+        stack.append([result, node[1] + 1, None])
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """A detached proof as `scan_detached` read it."""
+
+    file_hash_op: Op
+    file_digest: bytes
+    summary: ProofSummary
+    operations: int  # tags read, the file's hash operation included
 
 
 @dataclass(frozen=True)
@@ -135,17 +222,15 @@ class ProofSummary:
 def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
     """The timestamp a calendar returned for `message`, within the bounds above. Raises OtsInvalid
     for anything else."""
-    try:
-        ctx = _BoundedContext(body, "the calendar's answer", MAX_REPLY_BYTES, _REPLY_SLACK)
-        stamp = Timestamp.deserialize(ctx, message, _recursion_limit=MAX_DEPTH)
-        ctx.assert_eof()
-    except RecursionLimitError:
-        raise OtsInvalid(f"the calendar's answer is more than {MAX_DEPTH} deep") from None
-    except (DeserializationError, ValueError, TypeError) as exc:
-        raise OtsInvalid(f"the calendar's answer is not a timestamp: {exc!r}") from None
-    if not any(True for _ in stamp.all_attestations()):
+    what = "the calendar's answer"
+    ctx = _BoundedContext(body, what, MAX_REPLY_BYTES, _REPLY_SLACK)
+    found = _Scan()
+    _read(what, lambda: (_walk(ctx, message, found), ctx.assert_eof()))
+    if not (found.pending or found.bitcoin or found.unknown):
         raise OtsInvalid("the calendar's timestamp has no attestation")
-    return stamp
+    _tree_allowed(what, ctx.operations, MAX_REPLY_OPERATIONS)
+    plain = BytesDeserializationContext(body)
+    return _read(what, lambda: Timestamp.deserialize(plain, message, _recursion_limit=MAX_DEPTH))
 
 
 def as_pending(stamp: Timestamp, calendar: str) -> Timestamp:
@@ -172,20 +257,71 @@ def detached(stamp: Timestamp) -> bytes:
     return ctx.getbytes()
 
 
-def load_detached(data: bytes) -> DetachedTimestampFile:
-    """Parse a detached `.ots` file strictly (magic, version, digest, ops, no trailing bytes),
-    within the bounds above.
+def scan_detached(data: bytes) -> Scanned:
+    """Read a detached `.ots` file strictly (magic, version, digest, ops, no trailing bytes),
+    within the bounds above, without building its tree: what verifying a receipt needs.
 
-    Raises OtsInvalid for anything the library refuses, and for a proof over a bound.
+    Raises OtsInvalid for anything the library's reader refuses, and for a proof over a bound.
     """
-    try:
-        return DetachedTimestampFile.deserialize(
-            _BoundedContext(data, "the proof", MAX_PROOF_BYTES, _PROOF_SLACK)
+    ctx = _BoundedContext(data, "the proof", MAX_PROOF_BYTES, _PROOF_SLACK)
+    found = _Scan()
+
+    def read() -> tuple[Op, bytes]:
+        ctx.assert_magic(DetachedTimestampFile.HEADER_MAGIC)
+        major = ctx.read_varuint()
+        if major != DetachedTimestampFile.MAJOR_VERSION:
+            raise UnsupportedMajorVersion(
+                f"Version {major} detached timestamp files are not supported"
+            )
+        hash_op = CryptOp.deserialize(ctx)
+        digest = ctx.read_bytes(hash_op.DIGEST_LENGTH)
+        _walk(ctx, digest, found)
+        ctx.assert_eof()
+        return hash_op, digest
+
+    hash_op, digest = _read("the proof", read)
+    return Scanned(hash_op, digest, found.summary(), ctx.operations)
+
+
+def load_detached(data: bytes) -> DetachedTimestampFile:
+    """A detached `.ots` file as the library's tree, for the stamper to graft answers into:
+    `scan_detached` first, then the library's reader, for a proof of at most MAX_PROOF_OPERATIONS
+    tags. Raises OtsInvalid as `scan_detached` does, and for a proof over that bound.
+    """
+    _tree_allowed("the proof", scan_detached(data).operations, MAX_PROOF_OPERATIONS)
+    plain = BytesDeserializationContext(data)
+    return _read("the proof", lambda: DetachedTimestampFile.deserialize(plain))
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """The library warns on every reverse operation that it may drop them; a proof from elsewhere
+    may hold any number, and the warning says nothing about the proof."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        yield
+
+
+def _tree_allowed(what: str, operations: int, limit: int) -> None:
+    if operations > limit:
+        raise OtsInvalid(
+            f"{what} has more operations than the stamper builds a tree for",
+            expected=f"<= {limit}",
+            computed=operations,
         )
+
+
+def _read(what: str, reader: Any) -> Any:
+    """`reader()`, with the library's errors as OtsInvalid naming `what`."""
+    try:
+        with _quiet():
+            return reader()
     except RecursionLimitError:
-        raise OtsInvalid(f"the proof is more than {MAX_DEPTH} deep") from None
+        raise OtsInvalid(f"{what} is more than {MAX_DEPTH} deep") from None
     except (DeserializationError, ValueError, TypeError, AssertionError) as exc:
-        raise OtsInvalid(f"not a valid .ots proof: {exc!r}") from None
+        if what == "the proof":
+            raise OtsInvalid(f"not a valid .ots proof: {exc!r}") from None
+        raise OtsInvalid(f"{what} is not a timestamp: {exc!r}") from None
 
 
 def summarize(stamp: Timestamp) -> ProofSummary:

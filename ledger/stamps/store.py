@@ -85,8 +85,7 @@ def proof_summary(record: Mapping[str, Any]) -> ots.ProofSummary | None:
     """The attestations of a record's OpenTimestamps proof, or None without one."""
     if "ots" not in record:
         return None
-    proof = ots.load_detached(base64.b64decode(record["ots"]["proof_base64"]))
-    return ots.summarize(proof.timestamp)
+    return ots.scan_detached(base64.b64decode(record["ots"]["proof_base64"])).summary
 
 
 def stamp_counts(ledger_dir: Path, seals: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -21,6 +21,7 @@ from opentimestamps.core.op import OpAppend, OpSHA256
 from opentimestamps.core.serialize import BytesSerializationContext
 from opentimestamps.core.timestamp import Timestamp
 
+from crovia_spider.demo_tsa import TestPki
 from ledger.canonical import canonical_json
 from ledger.publish import publish
 from ledger.stamps import rfc3161
@@ -32,7 +33,6 @@ from ledger.tlog.proof import TlogProof, format_tlog_proof
 from ledger.tlog.rfc6962 import MemoryNodes, consistency_proof, inclusion_proof, leaf_hash, root_at
 from ledger.tlog.witness import format_request
 from tests.fuzz.keys import LOG_KEY, LOG_SIGNER, ORIGIN, OTS_DIGEST, TSA_DATA, WITNESS_SIGNER
-from tests.ledger.stamps.tsa_server import TestPki
 from tests.vectors.make_vectors import sample_envelope
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,7 +157,15 @@ def _witness() -> None:
 def _ots() -> None:
     for path in sorted((ROOT / "tests/vectors/ots").rglob("*.ots")):
         _write("ots", path.name, path.read_bytes())
-    _write("ots", "calendar_reply", _calendar_reply(OTS_DIGEST))
+    reply = _calendar_reply(OTS_DIGEST)
+    _write("ots", "calendar_reply", reply)
+    _write("ots_reply", "calendar_reply", reply)
+    for path in sorted((ROOT / "tests/vectors/ots").glob("*.ots")):
+        # the timestamp of a detached file, on its own: a calendar's answer for that file's digest
+        _write("ots_reply", path.name, path.read_bytes()[_DETACHED_HEADER:])
+
+
+_DETACHED_HEADER = 31 + 1 + 1 + 32  # magic, version, sha256's tag, the digest
 
 
 def _tsa(pki: TestPki) -> None:
@@ -179,8 +187,8 @@ def _wide_forks() -> None:
         stamp.ops.add(OpAppend(n.to_bytes(2, "big"))).attestations.add(PendingAttestation("h"))
     ctx = BytesSerializationContext()
     stamp.serialize(ctx)
-    (FINDINGS / "ots").mkdir(parents=True, exist_ok=True)
-    (FINDINGS / "ots" / "wide-forks.ots").write_bytes(ctx.getbytes())
+    (FINDINGS / "ots_reply").mkdir(parents=True, exist_ok=True)
+    (FINDINGS / "ots_reply" / "wide-forks.ots").write_bytes(ctx.getbytes())
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ HARNESSES = (
     Harness("note", 4_096),
     Harness("tiles", 16_384),
     Harness("ots", 16_384),
+    Harness("ots_reply", 16_384),
     Harness("tsa", 8_192),
     Harness("witness", 4_096),
 )

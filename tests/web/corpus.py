@@ -259,3 +259,71 @@ def der_token(token: bytes) -> bytes:
     signed, _ = decoder.decode(info["content"], asn1Spec=rfc5652.SignedData())
     info["content"] = encoder.encode(signed)
     return encoder.encode(info)
+
+
+# -- OpenTimestamps proofs at and over the bounds of ledger/stamps/ots.py -------------------------
+
+
+def _pending_branch(stamp: Timestamp, first: bytes, hashes: int = 1) -> None:
+    """One calendar-shaped branch of `stamp`: append `first`, `hashes` sha256, pending CALENDAR."""
+    node = stamp.ops.add(OpAppend(first))
+    for _ in range(hashes):
+        node = node.ops.add(OpSHA256())
+    node.attestations.add(PendingAttestation(CALENDAR))
+
+
+def bounded_proofs(digest: bytes) -> list[tuple[str, bytes]]:
+    """Proofs on `digest` whose every attestation is pending at CALENDAR (so a receipt's anchor
+    claims exactly what each attests), at and over each bound, and ones repeating a branch."""
+    from opentimestamps.core.op import OpHexlify
+
+    proofs = []
+    honest = Timestamp(digest)
+    _pending_branch(honest, b"\x01" * 16)
+    one = ots.detached(honest)
+    header, body = one[: -len(_serialized(honest))], _serialized(honest)
+    proofs.append(("a branch repeated in the root", header + b"\xff" + body + body))
+    pending = Timestamp(digest)
+    pending.ops.add(OpAppend(b"\x01" * 16)).ops.add(OpSHA256())
+    attestation = _serialized(_attested(digest))
+    proofs.append(("an attestation repeated", header + b"\xff" + attestation + attestation))
+    # reverse (0xf2), sha256 (0x08), the attestation (the library warns as it builds a reverse)
+    proofs.append(("a reverse operation", header + b"\xf2\x08" + attestation))
+    many = Timestamp(digest)
+    for number in range(4):
+        _pending_branch(many, bytes([number + 1]), hashes=200)
+    proofs.append(("more operations than its size allows", ots.detached(many)))
+    within = Timestamp(digest)
+    for number in range(2):
+        _pending_branch(within, bytes([number + 1]), hashes=200)
+    proofs.append(("many operations within the bound", ots.detached(within)))
+    wide = Timestamp(digest)
+    node = wide
+    for _ in range(6):  # 32 -> 2048 bytes
+        node = node.ops.add(OpHexlify())
+    node = node.ops.add(OpAppend(b"x" * 2045))
+    for number in range(24):
+        node.ops.add(OpAppend(bytes([number + 1]))).attestations.add(PendingAttestation(CALENDAR))
+    proofs.append(("more message bytes than its size allows", ots.detached(wide)))
+    deep = Timestamp(digest)
+    _pending_branch(deep, b"\x02", hashes=256)
+    proofs.append(("deeper than 256", ots.detached(deep)))
+    long = Timestamp(digest)
+    for number in range(66):
+        _pending_branch(long, number.to_bytes(2, "big") * 2032)
+    proofs.append(("longer than the bound", ots.detached(long)))
+    return proofs
+
+
+def _attested(digest: bytes) -> Timestamp:
+    stamp = Timestamp(digest)
+    stamp.attestations.add(PendingAttestation(CALENDAR))
+    return stamp
+
+
+def _serialized(stamp: Timestamp) -> bytes:
+    from opentimestamps.core.serialize import BytesSerializationContext
+
+    ctx = BytesSerializationContext()
+    stamp.serialize(ctx)
+    return ctx.getbytes()

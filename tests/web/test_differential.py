@@ -267,6 +267,10 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
             add(f"proof cut by {cut}", mutated, site)
     for name, mutated in stamp_changes(confirmed, "bitcoin_anchor"):
         add(f"confirmed: {name}", mutated, site, [header])
+    for name, proof in c.bounded_proofs(digest):  # every one attests what `pending` claims
+        mutated = copy.deepcopy(pending)
+        mutated["bitcoin_anchor"]["ots_proof_base64"] = base64.b64encode(proof).decode()
+        add(f"proof: {name}", mutated, site)
 
     # key rotations: both sides, forged rotations, a fork, pins before and after
     rotated = c.rotated_ledger(work / "rotated")

@@ -494,42 +494,83 @@
     return out;
   }
 
+  // The bounds of ledger/stamps/ots.py (docs/stamps.md, "Limits on OpenTimestamps proofs"), for a
+  // detached proof: total bytes; tags (operations, attestation markers, forks, the file's hash
+  // operation) at most one per 8 bytes beyond a slack; computed message bytes at most 8 per byte
+  // beyond a slack; depth 256.
+  const MAX_REPLY_BYTES = 16 * 1024;
+  const MAX_CALENDAR_ANSWERS = 16;
+  const MAX_PROOF_BYTES = MAX_CALENDAR_ANSWERS * MAX_REPLY_BYTES + 4096;
+  const PROOF_SLACK_OPERATIONS = MAX_CALENDAR_ANSWERS * (32 + 1);
+  const PROOF_SLACK_MESSAGE_BYTES = MAX_CALENDAR_ANSWERS * 4096 + 4096;
+
+  class Budget {
+    constructor(size) {
+      this.operations = 0;
+      this.maxOperations = PROOF_SLACK_OPERATIONS + Math.floor(size / 8);
+      this.messageBytes = 0;
+      this.maxMessageBytes = PROOF_SLACK_MESSAGE_BYTES + 8 * size;
+    }
+    tag(reader) {
+      this.operations += 1;
+      if (this.operations > this.maxOperations) {
+        otsFail("the proof has more operations than its size allows", `<= ${this.maxOperations}`, this.operations);
+      }
+      return reader.byte();
+    }
+    computed(msg) {
+      this.messageBytes += msg.length;
+      if (this.messageBytes > this.maxMessageBytes) {
+        otsFail("the proof computes more message bytes than its size allows", `<= ${this.maxMessageBytes}`, this.messageBytes);
+      }
+    }
+  }
+
   // One timestamp node: {attestations: Map(key -> attestation), ops: Map(op key -> child)}; ops
-  // are keyed by tag and argument, and a repeated op replaces the earlier one (the library's dict).
-  async function readTimestamp(reader, msg, depth) {
+  // are keyed by tag and argument, attestations by kind and what the library compares them by. A
+  // node that repeats either is refused, as ledger/stamps/ots.py refuses it (the library's writer
+  // never repeats one, and its reader would keep only the last of two equal operations).
+  async function readTimestamp(reader, msg, depth, budget) {
     if (!depth) otsFail("not a valid .ots proof: deeper than 256 operations");
+    budget.computed(msg);
     const node = { msg, attestations: new Map(), ops: new Map() };
     const item = async (tag) => {
       if (tag === 0x00) {
         const kind = toHex(reader.bytesN(8));
         const payload = new Reader(reader.varbytes(8192));
         let attestation;
+        let key;
         if (kind === PENDING) {
           const uri = payload.varbytes(1000);
           const text = String.fromCharCode(...uri);
           if (!URI_CHARS.test(text)) otsFail("not a valid .ots proof: a calendar URI with a character outside [A-Za-z0-9-._/:]");
           attestation = { kind: "pending", uri: text };
+          key = `${kind}:${text}`;
         } else if (kind === BITCOIN || HEIGHT_ONLY.includes(kind)) {
           attestation = { kind: kind === BITCOIN ? "bitcoin" : "other", height: payload.varuint() };
+          key = `${kind}:${attestation.height}`;
         } else {
           payload.at = payload.bytes.length;
           attestation = { kind: "other" };
+          key = `${kind}:${toHex(payload.bytes)}`;
         }
         payload.eof();
-        const key = `${kind}:${attestation.kind === "other" && kind !== BITCOIN ? toHex(payload.bytes) : attestation.uri || attestation.height}`;
+        if (node.attestations.has(key)) otsFail("the proof repeats an attestation in one node");
         node.attestations.set(key, attestation);
         return;
       }
       let arg = null;
       if (tag === 0xf0 || tag === 0xf1) arg = reader.varbytes(MAX_MSG, 1);
       else if (!(tag === 0xf2 || tag === 0xf3 || tag in HASH_OPS)) otsFail(`not a valid .ots proof: unknown operation tag 0x${tag.toString(16)}`);
+      const key = `${tag}:${arg ? toHex(arg) : ""}`;
+      if (node.ops.has(key)) otsFail("the proof repeats an operation in one node");
       const result = await applyOp(tag, arg, msg);
-      node.ops.set(`${tag}:${arg ? toHex(arg) : ""}`, await readTimestamp(reader, result, depth - 1));
+      node.ops.set(key, await readTimestamp(reader, result, depth - 1, budget));
     };
-    let tag = reader.byte();
+    let tag = budget.tag(reader);
     while (tag === 0xff) {
-      await item(reader.byte());
-      tag = reader.byte();
+      await item(budget.tag(reader));
+      tag = budget.tag(reader);
     }
     await item(tag);
     return node;
@@ -541,15 +582,17 @@
   }
 
   async function loadDetached(bytes, sealDigest) {
+    if (bytes.length > MAX_PROOF_BYTES) otsFail(`the proof is longer than ${MAX_PROOF_BYTES} bytes`, `<= ${MAX_PROOF_BYTES}`, bytes.length);
+    const budget = new Budget(bytes.length);
     const reader = new Reader(bytes);
     if (!sameBytes(reader.bytesN(MAGIC.length), MAGIC)) otsFail("not a valid .ots proof: bad magic");
     const major = reader.varuint();
     if (major !== 1n) otsFail(`not a valid .ots proof: version ${major}`);
-    const hashTag = reader.byte();
+    const hashTag = budget.tag(reader);
     const lengths = { 0x02: 20, 0x03: 20, 0x08: 32 };
     if (!(hashTag in lengths)) otsFail(`not a valid .ots proof: unknown file hash op 0x${hashTag.toString(16)}`);
     const fileDigest = reader.bytesN(lengths[hashTag]);
-    const tree = await readTimestamp(reader, fileDigest, 256);
+    const tree = await readTimestamp(reader, fileDigest, 256, budget);
     reader.eof();
     if (hashTag !== 0x08 || !sameBytes(fileDigest, sealDigest)) {
       otsFail("the proof does not start at sha256 of the seal's signed bytes", `sha256 ${toHex(sealDigest)}`,

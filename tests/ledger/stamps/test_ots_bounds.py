@@ -116,8 +116,48 @@ def test_too_deep_a_proof_is_refused() -> None:
     with pytest.raises(OtsInvalid, match="more than 256 deep"):
         ots.parse_calendar_reply(DIGEST, reply_bytes(chain(ots.MAX_DEPTH + 1)))
     with pytest.raises(OtsInvalid, match="more than 256 deep"):
-        ots.load_detached(detached_bytes(chain(ots.MAX_DEPTH + 1)))
-    assert ots.parse_calendar_reply(DIGEST, reply_bytes(chain(ots.MAX_DEPTH - 2)))
+        ots.scan_detached(detached_bytes(chain(ots.MAX_DEPTH + 1)))
+    assert ots.scan_detached(detached_bytes(chain(ots.MAX_DEPTH - 2))).summary.pending
+
+
+def test_the_stamper_builds_a_tree_only_for_a_bounded_answer() -> None:
+    """The library's tree costs about 1.3 KB an operation: an answer of more tags than an honest
+    Bitcoin upgrade has is refused before it is built (a verifier never builds it)."""
+    deep = chain(ots.MAX_DEPTH - 2)
+    with pytest.raises(OtsInvalid, match="more operations than the stamper builds a tree for"):
+        ots.parse_calendar_reply(DIGEST, reply_bytes(deep))
+    assert ots.parse_calendar_reply(DIGEST, reply_bytes(chain(ots.MAX_REPLY_OPERATIONS - 2)))
+    assert peak_bytes(ots.parse_calendar_reply, DIGEST, reply_bytes(deep)) < 64 << 10
+
+
+def test_verifying_holds_only_the_open_nodes() -> None:
+    """`scan_detached` reads a proof of many operations within 20 times its size (and a fixed
+    allowance), where the library's tree takes about 1.3 KB an operation."""
+    for stamp in (chain(ots.MAX_DEPTH - 2), bushy(150, 5), chain(250, append=2)):
+        data = detached_bytes(stamp)
+        assert peak_bytes(ots.scan_detached, data) < 20 * len(data) + (16 << 10), len(data)
+    wide = Timestamp(DIGEST)
+    for number in range(400):
+        node = wide.ops.add(OpAppend(number.to_bytes(2, "big") * 16))
+        node.ops.add(OpSHA256()).attestations.add(PendingAttestation(f"https://c{number}.example"))
+    data = detached_bytes(wide)
+    scanned = ots.scan_detached(data)
+    assert len(scanned.summary.pending) == 400
+    assert peak_bytes(ots.scan_detached, data) < 20 * len(data)
+
+
+def test_a_node_that_repeats_an_operation_or_an_attestation_is_refused() -> None:
+    """The library's writer never repeats one; its reader would keep only the last of two equal
+    operations, so what a proof attests would depend on which branch a reader keeps."""
+    branch = reply_bytes(chain(2))  # one branch: append, sha256, a pending attestation
+    with pytest.raises(OtsInvalid, match="repeats"):
+        ots.parse_calendar_reply(DIGEST, b"\xff" + branch + branch)
+    pending = Timestamp(DIGEST)
+    pending.attestations.add(PendingAttestation("https://calendar.example"))
+    attestation = reply_bytes(pending)
+    with pytest.raises(OtsInvalid, match="repeats"):
+        ots.scan_detached(detached_bytes(chain(0))[: -len(attestation)] + b"\xff" + attestation * 2)
+    assert ots.scan_detached(detached_bytes(chain(0))).summary.pending
 
 
 def test_too_long_a_proof_or_reply_is_refused_before_parsing() -> None:
