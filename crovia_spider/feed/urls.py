@@ -11,17 +11,36 @@ percent-encoded the same way and `%` itself too, so the name holds no space or c
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _URL_SAFE = "!$&'()*+,;=:@/?#[]~%"
 _GUID_SAFE = "!$&'()*+,;=:@/?~"
+_AUTHORITY_DELIMITERS = frozenset("[]@/?#\\")
+
+
+def web_url(url: str, base_url: str = "") -> str:
+    """`url` (resolved against `base_url`) as a safe http(s) URL, or "" (see the module doc)."""
+    if url in _SETTLED and not base_url:
+        return url  # an answer of this function: applying it again changes nothing
+    safe = _web_url(url, base_url)
+    if safe:
+        if len(_SETTLED) >= _SETTLED_KEPT:
+            _SETTLED.clear()
+        _SETTLED[safe] = None
+    return safe
+
+
+# Recent answers of web_url: an entry's link is made safe when the entry is read, and asked for
+# again as its identity's canonical link (crovia_spider/feed/identity.py).
+_SETTLED: dict[str, None] = {}
+_SETTLED_KEPT = 4096
 
 
 @lru_cache(maxsize=4096)  # a pure function, asked for an entry's link and guid, often the same
-def web_url(url: str, base_url: str = "") -> str:
-    """`url` (resolved against `base_url`) as a safe http(s) URL, or "" (see the module doc)."""
+def _web_url(url: str, base_url: str) -> str:
     url = url.strip()
     if not url:
         return ""
@@ -31,7 +50,7 @@ def web_url(url: str, base_url: str = "") -> str:
         host = _ascii_host(parts.hostname or "")
     except (ValueError, UnicodeError):
         return ""
-    if scheme not in _DEFAULT_PORTS or not host:
+    if scheme not in _DEFAULT_PORTS or not _usable_host(host):
         return ""
     if ":" in host:
         host = f"[{host}]"  # an IPv6 literal keeps its brackets
@@ -51,6 +70,19 @@ def is_web_url(text: str) -> bool:
 def guid_identifier(vendor: str, guid: str) -> str:
     """`guid:<vendor>:<guid, percent-encoded>`: the name of an item whose guid is no URL."""
     return f"guid:{vendor}:{quote(guid, safe=_GUID_SAFE)}"
+
+
+def _usable_host(host: str) -> bool:
+    """A host the URL can name again: an IPv6 literal (in its brackets), or a name with none of
+    the characters that end or split an authority (urlsplit would read `http://]/` again as no
+    URL at all, so the result would not be stable)."""
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return False
+        return True
+    return bool(host) and not any(c in _AUTHORITY_DELIMITERS for c in host)
 
 
 @lru_cache(maxsize=1024)  # few distinct hosts, and Python's idna codec is slow

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crovia_spider.feed.body import parse_body
@@ -85,6 +85,29 @@ def test_plain_text_has_no_control_and_is_stable(text):
 def test_web_url(url, safe):
     assert web_url(url) == safe
     assert web_url(safe) == safe
+
+
+_URL_PIECES = st.sampled_from(
+    [*"aZ09-._~:/?#[]@!$&'()*+,;=% \t\"<>\\^`{|}\u00e9\u00a0\u2028\x00\x7f", "%20", "%zz", "..",
+     "//", "xn--", "[::1]", ":443", ":80", ":0", ":99999"]
+)  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.sampled_from(["http://", "https://", "HTTPS://", "//", "http:", "javascript:", ""]),
+    st.sampled_from(
+        ["Lab.Example.org", "b\u00fccher.example", "[::1]", "", "u:p@h.org", "h.org:443"]
+    ),
+    st.lists(_URL_PIECES, max_size=12).map("".join),
+    st.sampled_from(["", "https://base.example.org/dir/feed.xml", "http://B.Example:8080/a?c#d"]),
+)
+def test_web_url_is_stable(scheme, host, rest, base):
+    """Applying it twice changes nothing, so a link signed once is the same link when an identity
+    is computed from it again (a host like `]` once gave `http://]/`, which is no URL)."""
+    once = web_url(scheme + host + rest, base)
+    assert web_url(once) == once
+    assert web_url("http://Lab.Example.org[::1]@]") == ""
 
 
 def test_guid_identifier():
