@@ -6,6 +6,7 @@ CROVIA_FUZZ_SECONDS sets the time per harness (default 2); `make fuzz` runs them
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,13 +84,41 @@ def test_memory_beyond_the_bound_is_a_finding() -> None:
     data = b"x" * 1000
     hoard: list[bytes] = []
 
-    def amplifying(data: bytes) -> None:
-        hoard.clear()
+    def amplifying(data: bytes) -> None:  # keeps what it takes, as a leaking parser would
         hoard.extend(bytes(len(data)) for _ in range(AMPLIFICATION + 5))
 
     with pytest.raises(MemoryAmplification, match="bytes at peak for 1000 bytes"):
         checked(amplifying, (), slack=0)(data)
     checked(lambda d: bytes(len(d) * (AMPLIFICATION - 5)), (), slack=4096)(data)
+
+
+def test_a_peak_that_is_freed_again_still_counts() -> None:
+    """What a parse takes and gives back before it returns is its peak all the same."""
+
+    def transient(data: bytes) -> None:
+        taken = [bytes(len(data)) for _ in range(AMPLIFICATION + 5)]
+        taken.clear()
+
+    with pytest.raises(MemoryAmplification):
+        checked(transient, (), slack=0)(b"z" * 1000)
+
+
+def test_tracing_between_inputs_does_not_grow_the_process() -> None:
+    """Starting and stopping tracemalloc for every input leaked native memory (a fuzzing process
+    passed 1 GB after 550,000 inputs); tracing now stays on between measured inputs."""
+    one = checked(json.loads, (), slack=1 << 20)
+    data = json.dumps({str(i): [i, str(i)] for i in range(50)}).encode()
+    for _ in range(1000):
+        one(data)
+    before = _rss_kib()
+    for _ in range(20_000):
+        one(data)
+    assert _rss_kib() - before < 1024  # it grew by 5.7 MB the old way
+
+
+def _rss_kib() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0])
 
 
 def test_a_one_time_cost_is_not_a_finding() -> None:
