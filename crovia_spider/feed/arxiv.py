@@ -63,7 +63,11 @@ def _from_legacy_title(entry: dict[str, Any]) -> tuple[str, int, str] | None:
 
 def _from_ids(entry: dict[str, Any], link: str) -> tuple[str, int, str] | None:
     for candidate in (entry.get("id") or "", link):
-        match = _ABS_PATH.match(urlsplit(candidate).path)
+        try:
+            path = urlsplit(candidate).path
+        except ValueError:  # the feed's own id is any text: "http://[x/abs/..." is no URL
+            continue
+        match = _ABS_PATH.match(path)
         if match is not None:
             return match["id"], int(match["version"] or 0), ""
     return None

@@ -63,3 +63,12 @@ def test_not_arxiv():
         is None
     )
     assert arxiv_meta({}, "https://arxiv.org/list/cs.AI/new") is None
+
+
+def test_an_id_that_is_no_url_is_passed_over():
+    """A feed's own id is any text; one urlsplit refuses (an unclosed IPv6 bracket, found by the
+    feed fuzz harness) made the whole entry fail. The link still names the paper."""
+    entry = {"id": "http://[arxiv.org/abs/2401.00001v2"}
+    meta = arxiv_meta(entry, "https://arxiv.org/abs/2401.00001v2")
+    assert (meta["id"], meta["version"]) == ("2401.00001", 2)
+    assert arxiv_meta(entry, "https://arxiv.org/list/cs.AI/new") is None
