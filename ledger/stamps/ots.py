@@ -172,7 +172,8 @@ def _walk(ctx: _BoundedContext, message: bytes, found: _Scan) -> None:
             else:
                 result = branch(node[0])
         except MsgValueError as exc:
-            raise DeserializationError(f"message invalid for op {branch!r}: {exc!r}") from None
+            name = type(branch).__name__  # not its repr: an argument may be 4 KiB
+            raise DeserializationError(f"message invalid for {name}: {exc}") from None
         if node[1] + 1 >= MAX_DEPTH:
             raise RecursionLimitError("more than the recursion limit")
         ctx.computed(result)
