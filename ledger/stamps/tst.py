@@ -48,6 +48,10 @@ def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = (
         return _check_token(token, data, roots)
     except (PyAsn1Error, ValueError) as exc:  # the libraries' word for bytes that are not DER
         raise Rfc3161Invalid(f"the token is not well-formed: {type(exc).__name__}") from None
+    except TypeError as exc:
+        # cryptography reads a certificate's fields when they are first asked for, and refuses a
+        # malformed Name there with TypeError ("oid must be X500_UNIQUE_IDENTIFIER for BitString")
+        raise Rfc3161Invalid(f"an embedded certificate does not parse: {exc}") from None
 
 
 def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> TokenFacts:

@@ -14,6 +14,7 @@ import pytest
 
 from ledger.exceptions import Rfc3161Invalid
 from ledger.stamps.tst import check_token
+from tests.fuzz.keys import TSA_DATA
 
 FINDING = (
     Path(__file__).resolve().parents[2] / "fuzz" / "findings" / "tsa" / "bad-certificate-time.der"
@@ -33,3 +34,12 @@ def test_a_certificate_with_a_bad_time_is_refused_cheaply() -> None:
         tracemalloc.stop()
     assert len(str(refused.value)) < 1000
     assert peak < 20 * len(token) + (512 << 10), peak
+
+
+def test_a_certificate_with_a_malformed_name_is_refused() -> None:
+    """A real token whose TSA certificate's issuer the fuzzer turned into a BitString attribute
+    of another type: cryptography refuses it with TypeError when the issuer is first read, which
+    escaped `check_token` and stopped `crovia verify` with a traceback."""
+    token = FINDING.with_name("certificate-name-bitstring.der").read_bytes()
+    with pytest.raises(Rfc3161Invalid, match="embedded certificate does not parse"):
+        check_token(token, TSA_DATA)  # the data the token's imprint names
