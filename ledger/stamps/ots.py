@@ -40,7 +40,7 @@ from opentimestamps.core.notary import (
     PendingAttestation,
     TimeAttestation,
 )
-from opentimestamps.core.op import CryptOp, MsgValueError, Op, OpReverse, OpSHA256
+from opentimestamps.core.op import CryptOp, MsgValueError, Op, OpSHA256
 from opentimestamps.core.serialize import (
     BytesDeserializationContext,
     BytesSerializationContext,
@@ -70,6 +70,7 @@ _PROOF_SLACK = (MAX_CALENDAR_ANSWERS * (_REPLY_SLACK[0] + 1), MAX_CALENDAR_ANSWE
 # at most 16 answers' worth (and a fork marker each where they were merged).
 MAX_REPLY_OPERATIONS = 192
 MAX_PROOF_OPERATIONS = MAX_CALENDAR_ANSWERS * (MAX_REPLY_OPERATIONS + 1) + 1
+_NOT_A_PROOF = "not a valid .ots proof"
 _FORK = b"\xff"
 _ATTESTATION = b"\x00"
 
@@ -166,11 +167,7 @@ def _walk(ctx: _BoundedContext, message: bytes, found: _Scan) -> None:
             found.attested(node[0], branch)
             continue
         try:
-            if isinstance(branch, OpReverse):
-                with _quiet():
-                    result = branch(node[0])
-            else:
-                result = branch(node[0])
+            result = branch(node[0])
         except MsgValueError as exc:
             name = type(branch).__name__  # not its repr: an argument may be 4 KiB
             raise DeserializationError(f"message invalid for {name}: {exc}") from None
@@ -224,14 +221,17 @@ def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
     """The timestamp a calendar returned for `message`, within the bounds above. Raises OtsInvalid
     for anything else."""
     what = "the calendar's answer"
+    refused = f"{what} is not a timestamp"
     ctx = _BoundedContext(body, what, MAX_REPLY_BYTES, _REPLY_SLACK)
     found = _Scan()
-    _read(what, lambda: (_walk(ctx, message, found), ctx.assert_eof()))
+    _read(what, refused, lambda: (_walk(ctx, message, found), ctx.assert_eof()))
     if not (found.pending or found.bitcoin or found.unknown):
         raise OtsInvalid("the calendar's timestamp has no attestation")
     _tree_allowed(what, ctx.operations, MAX_REPLY_OPERATIONS)
     plain = BytesDeserializationContext(body)
-    return _read(what, lambda: Timestamp.deserialize(plain, message, _recursion_limit=MAX_DEPTH))
+    return _read(
+        what, refused, lambda: Timestamp.deserialize(plain, message, _recursion_limit=MAX_DEPTH)
+    )
 
 
 def as_pending(stamp: Timestamp, calendar: str) -> Timestamp:
@@ -280,7 +280,7 @@ def scan_detached(data: bytes) -> Scanned:
         ctx.assert_eof()
         return hash_op, digest
 
-    hash_op, digest = _read("the proof", read)
+    hash_op, digest = _read("the proof", _NOT_A_PROOF, read)
     return Scanned(hash_op, digest, found.summary(), ctx.operations)
 
 
@@ -291,7 +291,7 @@ def load_detached(data: bytes) -> DetachedTimestampFile:
     """
     _tree_allowed("the proof", scan_detached(data).operations, MAX_PROOF_OPERATIONS)
     plain = BytesDeserializationContext(data)
-    return _read("the proof", lambda: DetachedTimestampFile.deserialize(plain))
+    return _read("the proof", _NOT_A_PROOF, lambda: DetachedTimestampFile.deserialize(plain))
 
 
 @contextlib.contextmanager
@@ -312,36 +312,24 @@ def _tree_allowed(what: str, operations: int, limit: int) -> None:
         )
 
 
-def _read(what: str, reader: Any) -> Any:
-    """`reader()`, with the library's errors as OtsInvalid naming `what`."""
+def _read(what: str, refused: str, reader: Any) -> Any:
+    """`reader()` (the walk, or the library's reader, which warns on every reverse operation it
+    runs), with the library's errors as OtsInvalid: `refused` names what the bytes are not."""
     try:
         with _quiet():
             return reader()
     except RecursionLimitError:
         raise OtsInvalid(f"{what} is more than {MAX_DEPTH} deep") from None
     except (DeserializationError, ValueError, TypeError, AssertionError) as exc:
-        if what == "the proof":
-            raise OtsInvalid(f"not a valid .ots proof: {exc!r}") from None
-        raise OtsInvalid(f"{what} is not a timestamp: {exc!r}") from None
+        raise OtsInvalid(f"{refused}: {exc!r}") from None
 
 
 def summarize(stamp: Timestamp) -> ProofSummary:
-    """The attestations a proof reaches, by kind."""
-    pending: set[str] = set()
-    bitcoin: set[BitcoinClaim] = set()
-    unknown = 0
+    """The attestations a proof reaches, by kind (of the library's tree, as `_walk` finds them)."""
+    found = _Scan()
     for message, attestation in stamp.all_attestations():
-        if isinstance(attestation, PendingAttestation):
-            pending.add(attestation.uri)
-        elif isinstance(attestation, BitcoinBlockHeaderAttestation):
-            bitcoin.add(BitcoinClaim(attestation.height, message))
-        else:
-            unknown += 1
-    return ProofSummary(
-        pending=tuple(sorted(pending)),
-        bitcoin=tuple(sorted(bitcoin, key=lambda c: (c.height, c.digest))),
-        unknown=unknown,
-    )
+        found.attested(message, attestation)
+    return found.summary()
 
 
 def pending_commitments(stamp: Timestamp) -> list[tuple[bytes, str]]:

@@ -64,10 +64,11 @@ class Found:
         return shown
 
 
-def _fields(envelope: Any) -> tuple[str, str, str, str, str, str]:
+def find_fields(envelope: Any) -> tuple[str, str, str, str, str, str]:
     """axiom id, vendor, title, url, observed_at and target id of one envelope, as `find` reads
     them: .get throughout, since a damaged leaf is for `crovia audit` to name and find still lists
-    the rest."""
+    the rest. The writer holds these of each leaf it writes until the seal makes their rows
+    (`rows_from_fields`), so the issuing path neither hashes nor tokenizes."""
     if not isinstance(envelope, dict):
         envelope = {}
     body = envelope.get("body")
@@ -85,7 +86,7 @@ def _fields(envelope: Any) -> tuple[str, str, str, str, str, str]:
 
 def found_in(envelope: Any, index: int, sealed: bool) -> Found:
     """What `find` reads of one envelope."""
-    axiom_id, vendor, title, url, observed_at, target = _fields(envelope)
+    axiom_id, vendor, title, url, observed_at, target = find_fields(envelope)
     return Found(axiom_id, index, vendor, title, url, observed_at, sealed, target)
 
 
@@ -127,12 +128,6 @@ def covered(db: sqlite3.Connection) -> int:
     return 0 if last is None else last + 1
 
 
-def find_fields(envelope: Any) -> tuple[str, ...]:
-    """What the writer holds of a leaf it has just written, until the seal makes its rows
-    (`rows_from_fields`): the plain fields, so the issuing path neither hashes nor tokenizes."""
-    return _fields(envelope)
-
-
 def rows_from_fields(
     fields: tuple[str, ...], leaf_index: int
 ) -> tuple[tuple[Any, ...], tuple[int, str]]:
@@ -144,7 +139,7 @@ def rows_from_fields(
 
 def find_rows(envelope: Any, leaf_index: int) -> tuple[tuple[Any, ...], tuple[int, str]]:
     """The `find_items` and `find_words` rows of one leaf (its envelope as read from its line)."""
-    return rows_from_fields(_fields(envelope), leaf_index)
+    return rows_from_fields(find_fields(envelope), leaf_index)
 
 
 def catch_up(

@@ -66,8 +66,9 @@ class Ledger(LedgerReader):
         self._origin: str | None = None
         # What `crovia find`'s rows need of the leaves written since the last seal, read from the
         # envelopes as they are written, so the seal need not read and parse those lines again;
-        # the seal makes the rows (hashes, title words) off the issuing path.
-        self._find_rows: list[Any] = []
+        # the seal makes the rows (hashes, title words) off the issuing path. None once more than
+        # _FIND_ROWS_HELD leaves wait: the seal then reads their lines.
+        self._find_rows: list[Any] | None = []
 
     @classmethod
     def open(
@@ -131,11 +132,14 @@ class Ledger(LedgerReader):
         signed = appender.prepare(list(envelopes), start)
         for part in self._seal_parts(signed):
             appender.write(part, self._leaf_count)
-            if len(self._find_rows) < _FIND_ROWS_HELD:  # past it, the seal reads the lines
-                first = self._leaf_count
-                self._find_rows += [
-                    (i, find_fields(full)) for i, (full, _, _) in enumerate(part, first)
-                ]
+            if self._find_rows is not None:
+                if len(self._find_rows) + len(part) > _FIND_ROWS_HELD:
+                    self._find_rows = None
+                else:
+                    self._find_rows += [
+                        (i, find_fields(full))
+                        for i, (full, _, _) in enumerate(part, self._leaf_count)
+                    ]
             self._leaf_count += len(part)
             if self._seal_every and self._unsealed() >= self._seal_every:
                 self.seal()
@@ -173,7 +177,7 @@ class Ledger(LedgerReader):
         jsonl.append_to(self.directory / SEALS_FILE, encode_checked(seal) + b"\n")
         self._last_seal = seal
         self._checkpoint(key)
-        held, self._find_rows = self._find_rows, []
+        held, self._find_rows = self._find_rows or [], []
         rows = [rows_from_fields(fields, leaf_index) for leaf_index, fields in held]
         self._index.catch_up_find(self.jsonl_path, rows)  # `crovia find` from the index: at a seal
         return seal

@@ -11,6 +11,7 @@ import sqlite3
 import orjson
 import pytest
 
+import ledger.store.ledger as store_ledger
 from crovia_spider.cli import main
 from ledger.store import Ledger, find_leaves, parse_since
 from ledger.store.find_index import title_words
@@ -199,3 +200,23 @@ def test_leaves_that_observe_no_item_are_not_listed(tmp_path, key) -> None:
         pass
     for scan in (False, True):
         assert [f.leaf_index for f in find_leaves(directory, scan=scan)] == [0, 1, 3, 4]
+
+
+def test_past_the_rows_held_the_seal_reads_the_lines(tmp_path, key, monkeypatch) -> None:
+    """A writer holds at most _FIND_ROWS_HELD leaves' fields for the next seal (here 10, as a
+    ledger sealed rarely would pass 100,000); past it the seal reads the lines, with the same rows,
+    and holding starts again after that seal."""
+    monkeypatch.setattr(store_ledger, "_FIND_ROWS_HELD", 10)
+    directory = tmp_path / "ledger"
+    with Ledger.open(directory, signing_key=key) as ledger:
+        ledger.issue([sample_envelope(n) for n in range(6)])
+        ledger.issue([sample_envelope(n) for n in range(6, 12)])  # 12 > 10: dropped
+        ledger.seal()
+        ledger.issue([sample_envelope(n) for n in range(12, 15)])  # held again
+        ledger.seal()
+    assert [(f.leaf_index, f.url) for f in find_leaves(directory)] == [
+        (n, sample_envelope(n)["body"]["spider_record"]["url"]) for n in range(15)
+    ]
+    db = sqlite3.connect(directory / "index.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM find_items").fetchone() == (15,)
+    db.close()
