@@ -8,8 +8,12 @@ embeds the site's (crovia_spider/web/site.py), served by `crovia serve`.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +99,10 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pages]:
         "confirmed": c.with_proof(receipts[0], confirmed_proof),
         "claimed-confirmed": claimed,
     }
+    for name, proof in c.bounded_proofs(digest):  # each attests what `pending` claims
+        bounded = c.with_proof(receipts[0], pending_proof)
+        bounded["bitcoin_anchor"]["ots_proof_base64"] = base64.b64encode(proof).decode()
+        samples[f"proof-{name.replace(' ', '-')}"] = bounded
     rotated = c.rotated_ledger(work / "rotated")
     samples["before-rotation"] = rotated.before[0]
     samples["after-rotation"] = rotated.after[0]
@@ -164,6 +172,35 @@ def test_a_forged_confirmed_anchor_is_invalid(pages: Pages, page: object) -> Non
     assert result["verdict"] == "invalid", result
     assert result["failed"] == "opentimestamps"
     assert "claims what its proof does not attest" in banner(page)
+
+
+@pytest.mark.parametrize(
+    ("proof", "verdict"),
+    [
+        ("a-branch-repeated-in-the-root", "invalid"),
+        ("more-operations-than-its-size-allows", "invalid"),
+        ("a-reverse-operation", "valid"),
+    ],
+)
+def test_a_proof_over_a_bound_gets_the_verdict_crovia_verify_gives(
+    pages: Pages, page: object, tmp_path: Path, proof: str, verdict: str
+) -> None:
+    """The same receipt in Chromium and in `crovia verify --trust-root`: the same verdict and, when
+    invalid, the same failing check (the page once took a repeated branch as valid)."""
+    trust = c.trust_root(TEST_KEY)
+    result = pages.open(page, "site", trust, f"proof-{proof}")
+    receipt = pages.directory / "samples" / f"proof-{proof}.json"
+    (tmp_path / "trust_root.json").write_text(json.dumps(trust))
+    done = subprocess.run(
+        [sys.executable, "-m", "crovia_spider", "verify", str(receipt), "--trust-root",
+         str(tmp_path / "trust_root.json"), "--json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    cli = json.loads(done.stdout)
+    assert (result["verdict"], cli["verdict"]) == (verdict, verdict), (result, cli)
+    assert done.returncode == (0 if verdict == "valid" else 1)
+    if verdict == "invalid":
+        assert result["failed"] == cli["check"] == "opentimestamps", (result, cli)
 
 
 def test_a_bitcoin_attestation_shows_its_block_and_takes_a_pasted_header(pages, page) -> None:
