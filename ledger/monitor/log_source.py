@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import socket
 import threading
 import time
@@ -69,7 +70,7 @@ class DirectorySource:
         target = self.root.joinpath(*_parts(path))
         try:
             with open(target, "rb") as src:
-                data = src.read(limit + 1)
+                data = _read_at_most(src, limit)
         except FileNotFoundError:
             raise NotPublished(f"{self.name}: no {path}") from None
         except OSError as exc:
@@ -204,7 +205,7 @@ class HttpSource:
             raise LogMisbehaved(
                 f"{path}: the answer declares {int(declared)} bytes, more than {sent_limit}"
             )
-        data = _within(_read_at_most(response, sent_limit), sent_limit, path)
+        data = _within(_read_body(response, sent_limit), sent_limit, path)
         return _gunzip(data, limit, path) if gzipped else data
 
 
@@ -229,19 +230,25 @@ class _Watchdog:
         self._timer.cancel()
 
 
-def _read_at_most(response: http.client.HTTPResponse, limit: int) -> bytes:
-    """At most `limit + 1` bytes of the body, read in chunks (never more held in memory)."""
+def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
+    """At most `limit + 1` bytes of the body; fewer than its declared length is an error."""
+    data = _read_at_most(response, limit)
+    if len(data) <= limit and response.length:  # fewer bytes than the declared length
+        raise http.client.IncompleteRead(data, response.length)
+    return data
+
+
+def _read_at_most(stream: io.BufferedIOBase, limit: int) -> bytes:
+    """At most `limit + 1` bytes of `stream`, read in chunks: what is held is what was sent, not
+    the limit (one read of `limit + 1` would allocate the whole limit, 16 MiB for a bundle)."""
     parts, size = [], 0
     while size <= limit:
-        chunk = response.read1(min(_CHUNK, limit + 1 - size))
+        chunk = stream.read1(min(_CHUNK, limit + 1 - size))
         if not chunk:
             break
         parts.append(chunk)
         size += len(chunk)
-    data = b"".join(parts)
-    if size <= limit and response.length:  # fewer bytes than the declared length
-        raise http.client.IncompleteRead(data, response.length)
-    return data
+    return b"".join(parts)
 
 
 def _gunzip(data: bytes, limit: int, path: str) -> bytes:
