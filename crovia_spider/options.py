@@ -43,6 +43,14 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "crawls in a row a feed must fail to be named in every crawl summary (0: never)",
     ),
     "CROVIA_PARSE_WORKER": ("1", "1: parse feeds in a worker process (second core); 0: inline"),
+    "CROVIA_PARSE_MEMORY_MB": (
+        "1024",
+        "memory the parser worker may hold; a body needing more is a failed feed",
+    ),
+    "CROVIA_PARSE_SECONDS": (
+        "120",
+        "CPU seconds the parser worker may spend on one body; longer is a failed feed",
+    ),
     "CROVIA_POLITE_DELAYS": ("1", "0 turns every politeness delay off (local tests and benches)"),
     "CROVIA_CONTACT_URL": (
         "https://github.com/crovia/crovia-spider",

@@ -26,8 +26,11 @@ CROVIA_LOCK_TIMEOUT = env_default("CROVIA_LOCK_TIMEOUT")
 CROVIA_LOG_ORIGIN = env_default("CROVIA_LOG_ORIGIN")
 # Envelopes handed to the ledger per issue() call: one fsync per batch.
 CROVIA_ISSUE_BATCH = env_default("CROVIA_ISSUE_BATCH")
-# 1: feedparser runs in a worker process, on the second core (crovia_spider/parsepool.py).
+# 1: feedparser runs in a worker process, on the second core (crovia_spider/feed/parsepool.py).
 CROVIA_PARSE_WORKER = env_default("CROVIA_PARSE_WORKER")
+# The worker's ceilings for one body (crovia_spider/feed/ceilings.py): past either, a failed feed.
+CROVIA_PARSE_MEMORY_MB = env_default("CROVIA_PARSE_MEMORY_MB")
+CROVIA_PARSE_SECONDS = env_default("CROVIA_PARSE_SECONDS")
 # 0 turns every politeness delay off (tests and benchmarks against 127.0.0.1 only).
 CROVIA_POLITE_DELAYS = env_default("CROVIA_POLITE_DELAYS")
 CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")

@@ -74,8 +74,15 @@ def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:
     try:
         return _parse(body, headers)
     except Exception as exc:  # any parser bug must cost this feed only, and be told
-        error = f"unreadable feed: {_describe(exc)}"
-        return ParsedFeed(error=error, failed=True, lost_entries=_closed_entries(body))
+        return unreadable(body, _describe(exc))
+
+
+def unreadable(body: bytes, reason: str) -> ParsedFeed:
+    """The failed ParsedFeed of a body that could not be read, for `reason`: the entries it closes
+    are counted as lost."""
+    return ParsedFeed(
+        error=f"unreadable feed: {reason}", failed=True, lost_entries=_closed_entries(body)
+    )
 
 
 def _parse(body: bytes, headers: dict[str, str]) -> ParsedFeed:
@@ -156,6 +163,8 @@ def _entity_refusal(exc: xml.sax.SAXParseException, problem: str, body: bytes) -
 def _describe(exc: BaseException | None) -> str:
     if exc is None:
         return ""
+    if isinstance(exc, MemoryError):  # in the worker: past its ceiling (feed/ceilings.py)
+        return "MemoryError: parsing needed more memory than it may use (CROVIA_PARSE_MEMORY_MB)"
     where = ""
     if isinstance(exc, xml.sax.SAXParseException):
         where = f" at line {exc.getLineNumber()}, column {exc.getColumnNumber()}"

@@ -104,12 +104,16 @@ class FeedSpider(scrapy.Spider):
             spider = super().from_crawler(crawler, *args, **kwargs)
             feeds = load_feeds(resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]))
             spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
+            memory_mb = _positive(crawler.settings, "CROVIA_PARSE_MEMORY_MB", int)
+            seconds = _positive(crawler.settings, "CROVIA_PARSE_SECONDS", float)
         except ConfigError as exc:
             logging.getLogger(cls.name).critical("crawl refused: %s", exc)
             raise
         spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
         apply_politeness(crawler.settings, spider.feeds)
-        spider.parser = ParserPool(crawler.settings.getbool("CROVIA_PARSE_WORKER"))
+        spider.parser = ParserPool(
+            crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
+        )
         spider.max_entries = max(0, crawler.settings.getint("CROVIA_MAX_ENTRIES_PER_FEED", 2000))
         return spider
 
@@ -329,3 +333,16 @@ def response_headers(response: Response) -> dict[str, str]:
 def _header(response: Response, name: bytes) -> str:
     value = response.headers.get(name)
     return value.decode("latin-1") if value else ""
+
+
+def _positive(settings: Any, name: str, kind: type[int] | type[float]) -> Any:
+    """The setting `name` as a number above 0, else a ConfigError naming it and its value."""
+    value = settings.get(name)
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = 0
+    if not number > 0 or number == float("inf"):
+        unit = "whole number" if kind is int else "number"
+        raise ConfigError(f"{name} must be a {unit} above 0, not {value!r}")
+    return number
