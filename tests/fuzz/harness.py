@@ -100,13 +100,15 @@ def checked(
     slack: int,
     *,
     memory_every: int = 1,
-    amplification: int = AMPLIFICATION,
+    amplification: int | Callable[[bytes], int] = AMPLIFICATION,
     confirm: Callable[[bytes], int] | None = None,
 ) -> Callable[[bytes], None]:
     """`target` with its documented errors swallowed and, on every `memory_every`-th input (tracing
     allocations slows a parse several times over: a slow parser is measured on a sample), its peak
-    memory held to the bound. A peak over the bound is measured again by `confirm` (default: two
-    more runs here, the lower counts). Raises MemoryAmplification naming the peak and the bound.
+    memory held to the bound. `amplification` may be a function of the input, asked after `target`
+    ran on it (so it may say which path the input took). A peak over the bound is measured again
+    by `confirm` (default: two more runs here, the lower counts). Raises MemoryAmplification
+    naming the peak and the bound.
     """
     calls = itertools.count()
     again = confirm or (lambda data: min(peak_of(target, documented, data) for _ in range(2)))
@@ -117,11 +119,13 @@ def checked(
             with contextlib.suppress(*documented):
                 target(data)
             return
-        bound = amplification * len(data) + slack
-        if peak_of(target, documented, data) > bound and (peak := again(data)) > bound:
+        peak = peak_of(target, documented, data)
+        factor = amplification(data) if callable(amplification) else amplification
+        bound = factor * len(data) + slack
+        if peak > bound and (peak := again(data)) > bound:
             raise MemoryAmplification(
                 f"{peak} bytes at peak for {len(data)} bytes of input"
-                f" (bound {amplification} x {len(data)} + {slack} = {bound})"
+                f" (bound {factor} x {len(data)} + {slack} = {bound})"
             )
 
     return one
