@@ -149,12 +149,16 @@ def checked_lines(
     """LeafFacts batch by batch, in ledger order (the lines within the first `end` bytes), with at
     most 2 * workers batches in flight."""
     in_flight: deque[Future[list[LeafFacts]]] = deque()
-    for start, lines in _batches(ledger_file, end):
-        in_flight.append(pool.submit(_check_batch, lines, start, keys, extra_checks))
-        if len(in_flight) >= 2 * workers:
+    try:
+        for start, lines in _batches(ledger_file, end):
+            in_flight.append(pool.submit(_check_batch, lines, start, keys, extra_checks))
+            if len(in_flight) >= 2 * workers:
+                yield in_flight.popleft().result()
+        while in_flight:
             yield in_flight.popleft().result()
-    while in_flight:
-        yield in_flight.popleft().result()
+    finally:  # a refusal or a closed generator: batches not started are not checked
+        for future in in_flight:
+            future.cancel()
 
 
 def _check_batch(

@@ -44,12 +44,16 @@ def checked_blocks(
         workers, mp_context=context, initializer=_start, initargs=initargs
     ) as pool:
         in_flight: deque[Future[list[LeafFacts]]] = deque()
-        for start, offset, length in _blocks(ledger_file, end):
-            in_flight.append(pool.submit(_check_block, start, offset, length))
-            if len(in_flight) >= 4 * workers:
+        try:
+            for start, offset, length in _blocks(ledger_file, end):
+                in_flight.append(pool.submit(_check_block, start, offset, length))
+                if len(in_flight) >= 4 * workers:
+                    yield in_flight.popleft().result()
+            while in_flight:
                 yield in_flight.popleft().result()
-        while in_flight:
-            yield in_flight.popleft().result()
+        finally:  # a refusal or a closed generator: blocks not started are not checked
+            for future in in_flight:
+                future.cancel()
 
 
 def _start_method() -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,10 +102,11 @@ def audit(
         checked = _checked(
             ledger_file, keys, directory, workers, extra_checks, processes, snapshot.ledger
         )
-        for batch in checked:
-            run.add(batch)
-            if progress is not None:
-                progress(run.leaves)
+        with closing(checked):  # a refusal stops the workers now, not when the frame is freed
+            for batch in checked:
+                run.add(batch)
+                if progress is not None:
+                    progress(run.leaves)
         run.seals.finish(run.leaves)
         run.finish_unique()
         plain_seals = [seal for _number, seal in seals]

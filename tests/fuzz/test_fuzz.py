@@ -10,11 +10,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fuzz.harness import AMPLIFICATION, MemoryAmplification, checked
+from tests.fuzz.harness import AMPLIFICATION, MemoryAmplification, checked, untraced
 from tests.fuzz.run import HARNESSES, ROOT, Harness, run
 
 SECONDS = int(os.environ.get("CROVIA_FUZZ_SECONDS", "2"))
@@ -24,6 +25,14 @@ FINDINGS = Path(__file__).resolve().parent / "findings"
 OPEN: dict[str, str] = {}
 # Harnesses whose memory findings are open: a run that found only MemoryAmplification is expected.
 OPEN_MEMORY: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def _tracing_ends_with_the_test() -> Iterator[None]:
+    """`checked` leaves tracemalloc on between inputs; the tests of the harness here must not leave
+    it on for what this test worker runs next (every allocation traced, several times slower)."""
+    yield
+    untraced()
 
 
 @pytest.mark.parametrize("harness", HARNESSES, ids=lambda h: h.name)

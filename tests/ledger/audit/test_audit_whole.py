@@ -5,7 +5,9 @@ with the JSONL row for row. Each refusal exits 1 naming the leaf."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sqlite3
+import threading
 from pathlib import Path
 
 import nacl.signing
@@ -138,6 +140,20 @@ def test_a_repeated_axiom_id_at_the_right_height_is_still_refused(sealed: Path, 
     _write_lines(sealed, [*lines, _resigned(json.loads(lines[3]), 14, key)])
     with pytest.raises(DuplicateLeaf, match=r"leaf 14 repeats the axiom_id of leaf 3"):
         audit(sealed)
+
+
+@pytest.mark.parametrize("processes", [True, False])
+def test_a_refusal_leaves_no_worker_running(sealed: Path, key, processes: bool) -> None:
+    """The refusal is raised while the workers hold later batches: they stop with it, not when
+    the refused audit's frames are garbage collected."""
+    lines = _lines(sealed)
+    _write_lines(sealed, [*lines, _resigned(json.loads(lines[3]), 14, key)])
+    threads, children = set(threading.enumerate()), set(multiprocessing.active_children())
+    with pytest.raises(DuplicateLeaf) as caught:
+        audit(sealed, processes=processes)
+    assert set(threading.enumerate()) <= threads
+    assert set(multiprocessing.active_children()) <= children
+    del caught
 
 
 def test_a_wrong_anchor_height_is_refused(sealed: Path, key) -> None:

@@ -6,6 +6,7 @@ sizes being checked, a bad entry its leaf."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import socket
@@ -105,7 +106,8 @@ class DripServer:
         self.stop = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.base = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.threads = [threading.Thread(target=self._serve, daemon=True)]
+        self.threads[0].start()
 
     def _serve(self) -> None:
         while not self.stop.is_set():
@@ -113,7 +115,9 @@ class DripServer:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+            dripping = threading.Thread(target=self._drip, args=(conn,), daemon=True)
+            self.threads.append(dripping)
+            dripping.start()
 
     def _drip(self, conn: socket.socket) -> None:
         with conn:
@@ -126,8 +130,14 @@ class DripServer:
                 return
 
     def close(self) -> None:
+        """Stop dripping and accepting, and wait for it: no thread outlives the test."""
         self.stop.set()
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
         self.listener.close()
+        for thread in self.threads:
+            thread.join(timeout=5)
+        assert not any(thread.is_alive() for thread in self.threads)
 
 
 def test_a_log_that_drips_misses_the_deadline(log: Log) -> None:

@@ -5,10 +5,8 @@ the bound is refused (and, in a stamping run, recorded), so no stored proof outg
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from ledger.stamps import ots
 from ledger.store import Ledger
 from tests.ledger.stamps.calendar_server import LoopbackCalendar
 from tests.ledger.stamps.conftest import crovia
+from tests.memory import traced_peak
 from tests.vectors.make_vectors import sample_envelope
 
 DIGEST = hashlib.sha256(b"seal").digest()
@@ -66,13 +65,7 @@ def chain(levels: int, append: int = 16) -> Timestamp:
 
 
 def peak_bytes(function, *args) -> int:
-    tracemalloc.start()
-    try:
-        with contextlib.suppress(OtsInvalid):
-            function(*args)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return traced_peak(function, *args, expected=(OtsInvalid,)).peak
 
 
 def test_an_amplifying_proof_is_refused_within_a_small_multiple_of_its_size() -> None:
