@@ -36,7 +36,7 @@ test: $(STAMP) need-openssl $(CHROMIUM)
 	CROVIA_FORBID_SKIPS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # For development: lint, then the fast tests (no crawl, no command run, no browser: the tests
-# conftest.py does not mark slow), in under a minute.
+# conftest.py does not mark slow), in one to two minutes on 2 cores.
 check: lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow" -q
 
