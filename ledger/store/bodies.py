@@ -122,7 +122,7 @@ class CitedBodies:
         fetch = (envelope.get("object") or {}).get("fetch")
         if is_fetch_record(envelope):
             body = envelope.get("body")
-            where += f" (fetch record {envelope.get('axiom_id')})"
+            where += f": fetch record {envelope.get('axiom_id')}"
             if isinstance(fetch, Mapping) and "body_sha256" in fetch:
                 digests.append(fetch["body_sha256"])
             if isinstance(body, Mapping) and "body_sha256" in body:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,7 @@ def test_a_changed_byte_in_a_kept_body_fails_the_audit_naming_body_and_fetch_rec
         assert proc.returncode == 1
         assert f"fetch record {left['axiom_id']}" in proc.stderr
         assert f"kept body {digest} holds other bytes" in proc.stderr
+        assert not re.search(r"leaf (\d+)\b.*\bleaf \1\b", proc.stderr)  # the leaf named once
         # `crovia absent` reading that body refuses it too (not an answer: 2, naming the check)
         refused = absent(tmp, left["body"]["fetched_at"])
         assert refused.returncode == 2 and "fetch_body" in refused.stderr
