@@ -124,8 +124,10 @@ def test_the_crawl_audits_clean_and_a_changed_byte_in_a_kept_body_fails_naming_i
         record = leaves(ledger_dir)[cites[0]]
         assert record["axiom_type"] == "AX.FETCH"
         assert proc.returncode == 1
-        assert f"leaf {cites[0]}" in proc.stderr
-        assert f"fetch record {record['axiom_id']}): kept body {sha(sent)}" in proc.stderr
+        assert (
+            f"leaf {cites[0]}: fetch record {record['axiom_id']}: kept body {sha(sent)}"
+            in proc.stderr
+        )
         item = next(env for env in issued if env["body"]["vendor"] == "openai")
         body = crovia(ledger_dir, "body", item["axiom_id"])
         assert body.returncode == 1 and sha(sent) in body.stderr
