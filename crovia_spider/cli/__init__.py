@@ -1,9 +1,12 @@
 """`crovia`: one command, subcommands grouped by module, one error handler.
 
 Exit codes: 0 ok; 1 a check failed (verification, audit); 2 usage, configuration or I/O error.
-Each module in SUBCOMMAND_MODULES exposes `register(subparsers)`; handlers take the parsed args
-and return an exit code. Modules import their heavy dependencies (Scrapy, APScheduler) inside
-handlers, so `crovia verify` starts fast. With `--json` on the command line, every outcome that is
+Each module named in COMMANDS exposes `register(subparsers)`, adding the commands COMMANDS maps to
+it; handlers take the parsed args and return an exit code. `crovia verify` must start fast (issue
+19): a command line naming a known command imports only that command's module (the whole parser
+is built for `crovia --help`, a misspelt command and options before the command), logging is set
+up only for commands that log, and modules import their heavy dependencies (Scrapy, APScheduler,
+the ledger) inside handlers. With `--json` on the command line, every outcome that is
 not a success printed by the handler (a failed check, a usage or I/O error, even a bug) is one
 JSON object on stdout: `{"ok": false, "exit_code", "error", "message"}`, plus `check`, `expected`
 and `computed` for a failed check.
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import re
 import sys
@@ -25,28 +27,39 @@ import typing
 
 from crovia_spider import __version__
 from crovia_spider.cli.ledger_args import print_json
-from crovia_spider.suggest import did_you_mean
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
 
-SUBCOMMAND_MODULES = (
-    "crovia_spider.cli.key_cmds",
-    "crovia_spider.cli.ledger_cmds",
-    "crovia_spider.cli.find_cmds",
-    "crovia_spider.cli.history_cmds",
-    "crovia_spider.cli.body_cmds",
-    "crovia_spider.cli.crawl_cmds",
-    "crovia_spider.cli.feeds_cmds",
-    "crovia_spider.cli.schedule_cmds",
-    "crovia_spider.cli.publish_cmds",
-    "crovia_spider.cli.monitor_cmds",
-    "crovia_spider.cli.witness_cmds",
-    "crovia_spider.cli.tlog_cmds",
-    "crovia_spider.cli.stamp_cmds",
-    "crovia_spider.cli.web_cmds",
-)
+# Each command and the module that registers it, in the order `crovia --help` lists them.
+COMMANDS = {
+    "keygen": "crovia_spider.cli.key_cmds",
+    "pubkey": "crovia_spider.cli.key_cmds",
+    "rotate-key": "crovia_spider.cli.key_cmds",
+    "verify": "crovia_spider.cli.ledger_proof_cmds",
+    "prove": "crovia_spider.cli.ledger_proof_cmds",
+    "seal": "crovia_spider.cli.ledger_admin_cmds",
+    "audit": "crovia_spider.cli.ledger_admin_cmds",
+    "stats": "crovia_spider.cli.ledger_admin_cmds",
+    "reindex": "crovia_spider.cli.ledger_admin_cmds",
+    "find": "crovia_spider.cli.find_cmds",
+    "history": "crovia_spider.cli.history_cmds",
+    "absent": "crovia_spider.cli.history_cmds",
+    "body": "crovia_spider.cli.body_cmds",
+    "crawl": "crovia_spider.cli.crawl_cmds",
+    "feeds": "crovia_spider.cli.feeds_cmds",
+    "schedule": "crovia_spider.cli.schedule_cmds",
+    "publish": "crovia_spider.cli.publish_cmds",
+    "monitor": "crovia_spider.cli.monitor_cmds",
+    "witness": "crovia_spider.cli.witness_cmds",
+    "consistency": "crovia_spider.cli.tlog_cmds",
+    "stamp": "crovia_spider.cli.stamp_cmds",
+    "serve": "crovia_spider.cli.web_cmds",
+}
+SUBCOMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+# Options `crovia` itself takes before the command that take no value and print nothing.
+_QUIET_TOP_OPTIONS = frozenset({"-v", "--verbose"})
 
 
 class UsageError(Exception):
@@ -74,10 +87,14 @@ def _suggestion(message: str) -> str:
     found = _INVALID_CHOICE.search(message)
     if not found:
         return ""
+    from crovia_spider.suggest import did_you_mean
+
     return did_you_mean(found["given"], re.findall(r"'([^']*)'", found["known"]))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `crovia`; given the command line, only its command's module is imported
+    when the line names a known command after nothing but -v (see `command_modules`)."""
     parser = _Parser(
         prog="crovia",
         description="Harvest feeds into a signed ledger, and prove and verify what was observed.",
@@ -86,27 +103,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"crovia {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMAND_MODULES:
+    for name in command_modules(argv):
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def command_modules(argv: list[str] | None) -> tuple[str, ...]:
+    """The modules to register for `argv`: the named command's, or all of them (no command line,
+    help or --version asked before the command, an unknown command: "did you mean" needs them)."""
+    for token in argv or ():
+        if token in _QUIET_TOP_OPTIONS:
+            continue
+        return (COMMANDS[token],) if token in COMMANDS else SUBCOMMAND_MODULES
+    return SUBCOMMAND_MODULES
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     wants_json = "--json" in argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except UsageError as exc:
         if wants_json:
             print_json(failure(exc, EXIT_USAGE))
         else:
             print(f"{exc.usage}{exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(  # Scrapy's format: a crawl's and the scheduler's lines read alike
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
-        datefmt="%Y-%m-%d %H:%M:%S",
-    )
+    if getattr(args, "logs", True):  # a command that logs nothing sets logs=False
+        _configure_logging(args.verbose)
     code = EXIT_OK
     try:
         code = args.handler(args)
@@ -128,6 +152,16 @@ def main(argv: list[str] | None = None) -> int:
             return code
         except BrokenPipeError:
             return _reader_gone(code or EXIT_USAGE)
+
+
+def _configure_logging(verbose: bool) -> None:
+    import logging
+
+    logging.basicConfig(  # Scrapy's format: a crawl's and the scheduler's lines read alike
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S",
+    )
 
 
 def _reader_gone(code: int) -> int:

@@ -82,7 +82,7 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
         " Bitcoin attestation against",
     )
     json_flag(parser)
-    parser.set_defaults(handler=cmd_verify)
+    parser.set_defaults(handler=cmd_verify, logs=False)  # it logs nothing: starts faster
 
 
 def _add_prove(subparsers: argparse._SubParsersAction) -> None:

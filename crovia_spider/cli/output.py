@@ -18,7 +18,6 @@ import argparse
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 
 from crovia_spider.options import path_default
@@ -62,6 +61,8 @@ def write_output(path: Path, data: bytes, *, force: bool) -> None:
         with open(path, "xb") as out:
             out.write(data)
         return
+    import tempfile  # here: `crovia verify` imports this module and never writes
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as out:

@@ -9,32 +9,44 @@ pipelines, bench and tests use.
 
 from __future__ import annotations
 
-from ledger.keys.keychain import verify_chain
-from ledger.keys.keyfile import (
-    generate_signing_key,
-    key_id,
-    load_signing_key,
-    parse_pin,
-    public_key_hex,
-)
-from ledger.keys.rotation import (
-    ROTATION_DOMAIN,
-    build_rotation,
-    check_rotation,
-    rotation_signed_bytes,
-)
-from ledger.keys.signatures import check_envelope_signature
-from ledger.keys.signer import PARALLEL_MIN, BatchSigner, sign_range
-from ledger.keys.trust import (
-    Trust,
-    TrustRoot,
-    TrustRootInvalid,
-    decide_trust,
-    known_chain,
-    parse_rotations,
-    parse_trust_root,
-    trust_root_fields,
-)
+import importlib
+from typing import Any
+
+# Each name this package exports and the module that defines it, imported on first use: a
+# receipt check (`crovia verify`) needs the trust and signature modules, not the batch signer's
+# thread pool and logging (issue 19: verify starts fast).
+_EXPORTS = {
+    "verify_chain": "keychain",
+    "generate_signing_key": "keyfile",
+    "key_id": "keyfile",
+    "load_signing_key": "keyfile",
+    "parse_pin": "keyfile",
+    "public_key_hex": "keyfile",
+    "ROTATION_DOMAIN": "rotation",
+    "build_rotation": "rotation",
+    "check_rotation": "rotation",
+    "rotation_signed_bytes": "rotation",
+    "check_envelope_signature": "signatures",
+    "PARALLEL_MIN": "signer",
+    "BatchSigner": "signer",
+    "sign_range": "signer",
+    "Trust": "trust",
+    "TrustRoot": "trust",
+    "TrustRootInvalid": "trust",
+    "decide_trust": "trust",
+    "known_chain": "trust",
+    "parse_rotations": "trust",
+    "parse_trust_root": "trust",
+    "trust_root_fields": "trust",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ledger.keys' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"ledger.keys.{module}"), name)
+
 
 __all__ = [
     "PARALLEL_MIN",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def test_ledger_dir_defaults_from_the_environment(keyed, monkeypatch, capsys) ->
 
 def test_the_cli_module_imports_no_crypto_until_a_command_runs() -> None:
     code = (
-        "import sys, crovia_spider.cli.ledger_cmds;"
+        "import sys, crovia_spider.cli.ledger_proof_cmds, crovia_spider.cli.ledger_admin_cmds;"
         " print(sorted({'nacl', 'orjson', 'ledger.store'} & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -176,3 +177,38 @@ def test_audit_refuses_a_malformed_pubkey(keyed, capsys: pytest.CaptureFixture) 
     _key_file, ledger_dir = keyed
     assert main(["audit", "--ledger-dir", str(ledger_dir), "--pubkey", "xyz"]) == 2
     assert "64 hex" in capsys.readouterr().err
+
+
+def test_commands_names_each_command_with_the_module_that_registers_it() -> None:
+    """`crovia X` imports only COMMANDS[X] (a fast `crovia verify`): the map must be whole."""
+    from crovia_spider.cli import COMMANDS, SUBCOMMAND_MODULES, _Parser, build_parser
+
+    for module in SUBCOMMAND_MODULES:
+        subparsers = _Parser(prog="crovia").add_subparsers()
+        importlib.import_module(module).register(subparsers)
+        assert sorted(subparsers.choices) == sorted(c for c, m in COMMANDS.items() if m == module)
+    full = build_parser()._subparsers._group_actions[0].choices  # `crovia --help`'s order
+    assert list(full) == list(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "registered"),
+    [
+        (["verify", "r.json"], ["verify", "prove"]),
+        (["-v", "audit"], ["seal", "audit", "stats", "reindex"]),
+        (["--help"], None),
+        (["-h", "verify"], None),
+        (["verfy"], None),
+        ([], None),
+    ],
+)
+def test_only_the_named_commands_module_is_registered(argv, registered) -> None:
+    from crovia_spider.cli import COMMANDS, build_parser
+
+    choices = list(build_parser(argv)._subparsers._group_actions[0].choices)
+    assert choices == (list(COMMANDS) if registered is None else registered)
+
+
+def test_a_misspelt_command_still_gets_did_you_mean(capsys) -> None:
+    assert main(["verfy", "r.json"]) == 2
+    assert "did you mean 'verify'?" in capsys.readouterr().err
