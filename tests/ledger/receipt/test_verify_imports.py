@@ -84,3 +84,16 @@ def test_verify_imports_its_own_command_module_and_no_logging_or_thread_pool() -
     )
     code, commands, loaded = done.stdout.rstrip("\n").split(" ")
     assert (code, commands, loaded) == ("0", "crovia_spider.cli.ledger_proof_cmds", "")
+
+
+def test_reading_or_auditing_a_ledger_imports_no_stamp_library() -> None:
+    """The OpenTimestamps stack (about a fifth of a second) is imported only to make a receipt
+    of a stamped seal, not by every command that opens a ledger (`audit`, `stats`, `find`)."""
+    code = (
+        "import sys, ledger.audit, ledger.store;"
+        f" print(sorted({{m.split('.')[0] for m in sys.modules}} & set({STAMP_LIBRARIES!r})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]", done.stderr
