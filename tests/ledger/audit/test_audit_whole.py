@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crovia_spider.cli import main
+from ledger import jsonl
 from ledger.audit import audit
 from ledger.canonical import canonical_json
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, axiom_id_of, sign_envelope
@@ -330,3 +331,29 @@ def test_worker_processes_and_threads_check_alike(sealed: Path, key, processes: 
     with pytest.raises(SignatureInvalid, match="leaf 9") as caught:
         audit(sealed, pubkey_hex=bytes(key.verify_key).hex(), processes=processes)
     assert caught.value.check == "envelope_signature"
+
+
+def test_index_rows_checked_a_batch_at_once_agree_with_leaf_by_leaf(
+    sealed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`IndexChecker.check_run` (a batch's rows in one comparison, refilling its buffer across
+    fetches) accepts exactly what `check` accepts leaf by leaf, and a refusal leaves the cursor
+    where it was, so `check` then names the leaf that differs."""
+    from ledger.audit import index as index_module
+    from ledger.store.index import row_for, stored_values
+
+    monkeypatch.setattr(index_module, "_FETCH_ROWS", 3)  # batches straddle every refill
+    rows = [
+        stored_values(row_for(orjson.loads(line), n, offset, len(line)))
+        for n, (offset, line) in enumerate(jsonl.iter_lines(sealed / "axiom_ledger.jsonl"))
+    ]
+    checker = index_module.IndexChecker(sealed / "index.sqlite")
+    assert [checker.check_run(n, rows[n : n + 4]) for n in (0, 4, 8)] == [True] * 3
+    assert checker.checked == 12
+    changed = [*rows[12:13], (*rows[13][:6], "another vendor", *rows[13][7:])]
+    assert not checker.check_run(12, changed)
+    assert not checker.check_run(12, [*rows[12:14], rows[13]])  # past the last row
+    checker.check(12, rows[12])
+    with pytest.raises(IndexMismatch, match=r"leaf 13: .* in \['vendor'\]"):
+        checker.check(13, changed[1])
+    checker.close()
