@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.crawl import FAST_SETTINGS, crawl_env, run_crawl, run_records
@@ -109,18 +111,29 @@ def test_schedule_serves_metrics_on_loopback_that_match_the_run_record(
     (line,) = scheduler.wait_for(r"metrics at http://127\.0\.0\.1:\d+/metrics")
     url = re.search(r"http://\S+", line)[0]
     scheduler.wait_for(r"job=harvest finished", count=2, timeout=90)
-    # A crawl may finish while we scrape: take a scrape the run record did not move under.
-    for _ in range(10):
-        before = (tmp_path / "ledger" / "runs.jsonl").read_bytes()
+    # Crawls go on every 3 s: take a scrape between two of them, which neither the run record
+    # nor the ledger nor its seals moved under and where every leaf is sealed (a crawl appends
+    # its fetch records before it records its run, so the record alone does not say).
+    ledger = tmp_path / "ledger"
+    watched = [ledger / "runs.jsonl", ledger / "axiom_ledger.jsonl", ledger / "seals.jsonl"]
+    for _ in range(60):
+        before = [path.read_bytes() for path in watched]
         with urllib.request.urlopen(url, timeout=10) as answer:
             assert answer.headers["Content-Type"].startswith("text/plain")
             text = answer.read().decode()
-        if (tmp_path / "ledger" / "runs.jsonl").read_bytes() == before:
+        got = samples(text)
+        sealed = got.get(("crovia_covered_leaves", (("stage", "sealed"),)))
+        if [path.read_bytes() for path in watched] == before and sealed == len(
+            before[1].splitlines()
+        ):
             break
+        time.sleep(0.25)
+    else:
+        pytest.fail("no scrape fell between two crawls")
     assert scheduler.stop() == 0
-    got = samples(text)
-    assert len(json.loads(f"[{','.join(before.decode().splitlines())}]")) >= 2
-    (tmp_path / "ledger" / "runs.jsonl").write_bytes(before)  # the record as scraped
+    assert len(json.loads(f"[{','.join(before[0].decode().splitlines())}]")) >= 2
+    for path, content in zip(watched, before, strict=True):
+        path.write_bytes(content)  # the run record and the ledger as scraped
     assert_matches_the_run_record(got, tmp_path)
     assert ("crovia_lag_seconds", (("stage", "published"),)) not in got  # no CROVIA_PUBLISH_DIR
 
