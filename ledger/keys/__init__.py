@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Each name this package exports and the module that defines it, imported on first use: a
+# Each name this package exports and the module that defines it, imported on first use (as
+# the `ledger` package does for its short API): a
 # receipt check (`crovia verify`) needs the trust and signature modules, not the batch signer's
 # thread pool and logging (issue 19: verify starts fast).
 _EXPORTS = {
@@ -48,27 +49,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"ledger.keys.{module}"), name)
 
 
-__all__ = [
-    "PARALLEL_MIN",
-    "ROTATION_DOMAIN",
-    "BatchSigner",
-    "Trust",
-    "TrustRoot",
-    "TrustRootInvalid",
-    "build_rotation",
-    "check_envelope_signature",
-    "check_rotation",
-    "decide_trust",
-    "generate_signing_key",
-    "key_id",
-    "known_chain",
-    "load_signing_key",
-    "parse_pin",
-    "parse_rotations",
-    "parse_trust_root",
-    "public_key_hex",
-    "rotation_signed_bytes",
-    "sign_range",
-    "trust_root_fields",
-    "verify_chain",
-]
+__all__ = sorted(_EXPORTS)

@@ -28,25 +28,30 @@ from crovia_spider.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
 loaded = sorted({name.split(".")[0] for name in sys.modules} & set(%r))
-print(code, ",".join(loaded))
+commands = sorted(m for m in sys.modules if m.startswith("crovia_spider.cli.") and "_cmds" in m)
+print(code, ",".join(loaded), ",".join(commands))
 """
 
 
-def verify_and_list_imports(*args: str) -> tuple[int, list[str]]:
+def verify_and_list_imports(
+    *args: str, watched: tuple[str, ...] = STAMP_LIBRARIES
+) -> tuple[int, list[str], list[str]]:
+    """`crovia verify ARGS` in a new interpreter: (exit code, the `watched` top-level modules it
+    loaded, the command modules it loaded)."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE % (STAMP_LIBRARIES,), "verify", *args],
+        [sys.executable, "-c", PROBE % (watched,), "verify", *args],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    code, _, loaded = done.stdout.strip().partition(" ")
-    return int(code), [name for name in loaded.split(",") if name]
+    code, loaded, commands = done.stdout.rstrip("\n").split(" ")
+    return int(code), [n for n in loaded.split(",") if n], [n for n in commands.split(",") if n]
 
 
 def test_a_receipt_without_stamps_loads_no_stamp_library() -> None:
     key = json.loads(SEED.read_bytes())["seal"]["public_key_hex"]
-    assert verify_and_list_imports(str(SEED), "--pubkey", key) == (0, [])
+    assert verify_and_list_imports(str(SEED), "--pubkey", key)[:2] == (0, [])
 
 
 def test_a_receipt_with_a_token_still_loads_and_checks_it(tmp_path: Path) -> None:
@@ -56,34 +61,24 @@ def test_a_receipt_with_a_token_still_loads_and_checks_it(tmp_path: Path) -> Non
     ]
     path = tmp_path / "r.json"
     path.write_bytes(json.dumps(receipt, sort_keys=True, separators=(",", ":")).encode())
-    code, loaded = verify_and_list_imports(str(path), "--pubkey", receipt["seal"]["public_key_hex"])
+    code, loaded, _ = verify_and_list_imports(
+        str(path), "--pubkey", receipt["seal"]["public_key_hex"]
+    )
     assert code == 1 and "pyasn1" in loaded
 
 
 # What a receipt check does not need: the other commands, logging (set up only for commands
 # that log), the batch signer's thread pool, temporary files, "did you mean".
 NOT_NEEDED = ("logging", "concurrent", "tempfile", "difflib", "subprocess", "sqlite3")
-PROBE_MODULES = """
-import contextlib, io, sys
-from crovia_spider.cli import main
-with contextlib.redirect_stdout(io.StringIO()):
-    code = main(sys.argv[1:])
-commands = sorted(m for m in sys.modules if m.startswith("crovia_spider.cli.") and "_cmds" in m)
-print(code, ",".join(commands), ",".join(sorted({m.split(".")[0] for m in sys.modules} & set(%r))))
-"""
 
 
 def test_verify_imports_its_own_command_module_and_no_logging_or_thread_pool() -> None:
     key = json.loads(SEED.read_bytes())["seal"]["public_key_hex"]
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE_MODULES % (NOT_NEEDED,), "verify", str(SEED), "--pubkey", key],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    assert verify_and_list_imports(str(SEED), "--pubkey", key, watched=NOT_NEEDED) == (
+        0,
+        [],
+        ["crovia_spider.cli.ledger_proof_cmds"],
     )
-    code, commands, loaded = done.stdout.rstrip("\n").split(" ")
-    assert (code, commands, loaded) == ("0", "crovia_spider.cli.ledger_proof_cmds", "")
 
 
 def test_reading_or_auditing_a_ledger_imports_no_stamp_library() -> None:
