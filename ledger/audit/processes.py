@@ -69,7 +69,8 @@ def _start_method() -> str:
 
 def _blocks(ledger_file: Path, end: int | None = None) -> Iterator[tuple[int, int, int]]:
     """(first leaf index, offset, length) of blocks of complete lines, each ending in a newline,
-    within the first `end` bytes (a line end) if given. The parent only counts newlines: each
+    within the first `end` bytes if given (a line crossing `end` is not read, as in
+    `jsonl.iter_lines`). The parent only counts newlines: each
     read starts at the last block's end (no bytes carried over and joined), and the count stops
     at the block's last newline, so a block is never copied."""
     start = offset = 0
@@ -80,7 +81,9 @@ def _blocks(ledger_file: Path, end: int | None = None) -> Iterator[tuple[int, in
             data = os.pread(fd, want, offset)
             cut = data.rfind(b"\n") + 1
             if cut == 0:
-                if len(data) < want:  # the file ends: a torn tail is never read as a line
+                # The file or the snapshot ends inside a line: a torn tail is never read as a
+                # line (and a read that `end` caps is never doubled again).
+                if len(data) < want or (end is not None and offset + want >= end):
                     return
                 size *= 2  # a line longer than a block
                 continue

@@ -6,6 +6,7 @@ torn tail, a snapshot end."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,27 @@ def test_blocks_cover_the_complete_lines(tmp_path: Path, monkeypatch, tail: byte
     end = sum(length + 1 for length in lengths[:6])  # a snapshot's end, at a line end
     assert [line for _, _, line in _lines_of_blocks(path, end)] == lines[:6]
     assert list(processes._blocks(path, 0)) == []
+
+
+def test_an_end_inside_a_line_stops_there(tmp_path: Path, monkeypatch) -> None:
+    """An `end` that is not a line end (a caller's size read while a line was being appended)
+    ends the blocks at the last complete line before it, as `jsonl.iter_lines` does; it used to
+    spin for ever, doubling a read that `end` capped."""
+    monkeypatch.setattr(processes, "_BLOCK_BYTES", 64)
+    lengths = [10, 200, 3, 70]
+    path = tmp_path / "axiom_ledger.jsonl"
+    path.write_bytes(b"".join(b"x" * length + b"\n" for length in lengths))
+    size = path.stat().st_size
+    results: dict[int, list[tuple[int, int, bytes]]] = {}
+
+    def walk() -> None:
+        for end in range(size + 1):
+            results[end] = _lines_of_blocks(path, end)
+
+    walker = threading.Thread(target=walk, daemon=True)
+    walker.start()
+    walker.join(timeout=30)
+    assert not walker.is_alive(), f"_blocks did not finish for end={len(results)}"
+    for end in range(size + 1):
+        expected = [(n, off, line) for n, (off, line) in enumerate(jsonl.iter_lines(path, end=end))]
+        assert results[end] == expected, end
