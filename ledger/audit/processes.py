@@ -70,9 +70,9 @@ def _start_method() -> str:
 def _blocks(ledger_file: Path, end: int | None = None) -> Iterator[tuple[int, int, int]]:
     """(first leaf index, offset, length) of blocks of complete lines, each ending in a newline,
     within the first `end` bytes if given (a line crossing `end` is not read, as in
-    `jsonl.iter_lines`). The parent only counts newlines: each
-    read starts at the last block's end (no bytes carried over and joined), and the count stops
-    at the block's last newline, so a block is never copied."""
+    `jsonl.iter_lines`). The parent only counts newlines: each read starts at the last block's
+    end (no bytes carried over and joined), and the count stops at the block's last newline, so
+    a block is never copied."""
     start = offset = 0
     size = _BLOCK_BYTES
     fd = os.open(ledger_file, os.O_RDONLY)
