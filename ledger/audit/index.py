@@ -29,7 +29,7 @@ class IndexChecker:
         if not path.is_file():
             raise IndexMismatch(f"{path.name} is missing: {_REBUILD}")
         try:
-            self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            self._db = open_read_only(path)
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
             self._rows = self._db.execute(
                 f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves ORDER BY leaf_index"
@@ -46,6 +46,7 @@ class IndexChecker:
             )
         self.checked = 0
         self.missing_from: int | None = None
+        self._resume: int | None = None  # after `passed`: the leaf the next read starts at
 
     def close(self) -> None:
         self._db.close()
@@ -58,8 +59,33 @@ class IndexChecker:
             self._buffer.reverse()
         return self._buffer.pop() if self._buffer else None
 
+    def passed(self, first_leaf: int, count: int) -> None:
+        """The rows of leaves `first_leaf` to `first_leaf` + `count` - 1 were read and found equal
+        to their lines elsewhere (an audit worker, `rows_between`): move past them. Raises the
+        IndexMismatch `check` would if a row before `first_leaf` has not been checked (a row
+        under a negative leaf index)."""
+        self._sync()
+        if self._next is not None and self._next[0] < first_leaf:
+            self._no_row(first_leaf, self._next[0])
+        self.checked += count
+        self._resume = first_leaf + count
+
+    def _sync(self) -> None:
+        """After `passed`: read on from the leaf it ended at (one row; the rest comes in blocks
+        only if a leaf is then checked here)."""
+        if self._resume is not None:
+            self._rows = self._db.execute(
+                f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves WHERE leaf_index>=?"
+                " ORDER BY leaf_index",
+                (self._resume,),
+            )
+            self._resume = None
+            self._buffer = []
+            self._next = self._rows.fetchone()
+
     def has_row(self, leaf_index: int) -> bool:
         """Whether the next row in leaf order is that of `leaf_index` (before `check`)."""
+        self._sync()
         return self._next is not None and self._next[0] == leaf_index
 
     def first_with(self, axiom_id: str, before: int) -> int | None:
@@ -103,6 +129,7 @@ class IndexChecker:
         comparison of lists instead of a call per leaf). False changes nothing: the caller then
         checks leaf by leaf with `has_row` and `check`, which name what differs."""
         wanted = len(expected)
+        self._sync()
         if self._next is None or self._next[0] != first_leaf:
             return False
         while len(self._buffer) < wanted - 1:  # `_buffer` is reversed: next rows at its end
@@ -121,18 +148,14 @@ class IndexChecker:
 
     def check(self, leaf_index: int, expected: tuple[Any, ...]) -> None:
         """The row of leaf `leaf_index` equals `expected`; IndexMismatch naming the leaf if not."""
+        self._sync()
         row = self._next
         if row is None:  # rows stop here: judged at `finish`
             if self.missing_from is None:
                 self.missing_from = leaf_index
             return
         if row[0] != leaf_index:
-            raise IndexMismatch(
-                f"leaf {leaf_index}: no index row (a deleted row hides the leaf from lookups):"
-                f" {_REBUILD}",
-                expected=leaf_index,
-                computed=row[0],
-            )
+            self._no_row(leaf_index, row[0])
         if row != expected:
             pairs = zip(AUDIT_COLUMNS, row, expected, strict=True)
             names = [name for name, found, wanted in pairs if found != wanted]
@@ -144,12 +167,21 @@ class IndexChecker:
         self.checked += 1
         self._next = self._fetch()
 
+    def _no_row(self, leaf_index: int, found: int) -> None:
+        raise IndexMismatch(
+            f"leaf {leaf_index}: no index row (a deleted row hides the leaf from lookups):"
+            f" {_REBUILD}",
+            expected=leaf_index,
+            computed=found,
+        )
+
     def finish(self, leaves: int, *, ledger_grew: bool, writer_active: bool) -> int:
         """After the last leaf: the rows still pending (0 unless a writer is active).
 
         Raises IndexMismatch for rows beyond the ledger's end (unless lines were appended during
         the audit) and for rows missing at its end with no writer to commit them.
         """
+        self._sync()
         if self._next is not None and not ledger_grew:
             raise IndexMismatch(
                 f"the index has rows beyond the ledger's {leaves} leaves (from leaf"
@@ -167,3 +199,18 @@ class IndexChecker:
             expected=leaves,
             computed=self.missing_from,
         )
+
+
+def rows_between(db: sqlite3.Connection, first_leaf: int, count: int) -> list[tuple[Any, ...]]:
+    """The AUDIT_COLUMNS of the rows of leaves `first_leaf` to `first_leaf` + `count` - 1, in leaf
+    order (fewer when rows are missing): what an audit worker compares a block's lines with."""
+    return db.execute(
+        f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves WHERE leaf_index>=? AND leaf_index<?"
+        " ORDER BY leaf_index",
+        (first_leaf, first_leaf + count),
+    ).fetchall()
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """index.sqlite opened for reading only (sqlite3.DatabaseError if it cannot be)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)

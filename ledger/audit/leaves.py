@@ -22,7 +22,7 @@ import orjson
 
 from ledger import jsonl, merkle
 from ledger.audit.keys import AuditKeys
-from ledger.canonical import check_signable, encode_checked
+from ledger.canonical import check_parsed, encode_checked
 from ledger.envelope import axiom_id_of, signed_bytes
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
@@ -55,9 +55,10 @@ def check_line(
 ) -> LeafFacts:
     """Check one ledger line on its own; raise the VerificationError naming `leaf {leaf_index}`."""
     envelope = _parse(line, leaf_index)
-    return located(
-        f"leaf {leaf_index}", lambda: _facts(envelope, line, leaf_index, offset, keys, extra_checks)
-    )
+    try:
+        return _facts(envelope, line, leaf_index, offset, keys, extra_checks)
+    except VerificationError as exc:  # `located`, with no closure or message per passing leaf
+        raise _named(f"leaf {leaf_index}", exc) from None
 
 
 def _facts(
@@ -70,7 +71,7 @@ def _facts(
 ) -> LeafFacts:
     check_envelope_shape(envelope, anchor=False)
     height = ledger_anchor_height(envelope)
-    computed = _signed(envelope, keys.for_leaf(leaf_index).key)
+    computed = _signed(envelope, line, keys.for_leaf(leaf_index).key)
     for check in extra_checks:
         check(envelope, leaf_index)
     row = row_for(envelope, leaf_index, offset, len(line))
@@ -88,17 +89,45 @@ def check_signed_line(line: bytes, leaf_index: int, key: nacl.signing.VerifyKey)
     The per-entry check a monitor shares (ledger/monitor/entries.py adds its own shape check);
     `check_line` is the audit's, which adds the envelope's shape, anchor and index row."""
     envelope = _parse(line, leaf_index)
-    located(f"leaf {leaf_index}", lambda: _signed(envelope, key))
+    located(f"leaf {leaf_index}", lambda: _signed(envelope, line, key))
     return merkle.leaf_hash(line)
 
 
-def _signed(envelope: dict[str, Any], key: nacl.signing.VerifyKey) -> str:
-    signed = signed_bytes(envelope)
+def _signed(envelope: dict[str, Any], line: bytes, key: nacl.signing.VerifyKey) -> str:
+    signed = signed_from_line(envelope, line)
     computed = _axiom_id(envelope, signed)
     if envelope.get("axiom_id") != computed:
         raise AxiomIdMismatch("axiom_id", expected=envelope.get("axiom_id"), computed=computed)
     check_envelope_signature(envelope, key, signed)
     return computed
+
+
+def signed_from_line(envelope: dict[str, Any], line: bytes) -> bytes:
+    """`signed_bytes(envelope)` when `line` is `envelope`'s canonical encoding (`_parse` checked
+    it): the line without its top-level axiom_id and signature members, cut out instead of
+    encoding the envelope again.
+
+    The line starts with the anchors member, the least key, whose encoding is known, so the
+    axiom_id member must follow it there. In canonical JSON the bytes of a member, `,"signature":`
+    and its encoded value, occur only where an object holds that key with that value (a quote
+    inside a string is escaped), so one found exactly once is the top-level one. An object's
+    bytes without a member and the comma before it are its canonical encoding without that key.
+    Any other line is encoded again."""
+    axiom_id, signature = envelope.get("axiom_id"), envelope.get("signature")
+    if type(axiom_id) is str and type(signature) is str:
+        head = b'{"anchors":' + encode_checked(envelope.get("anchors")) + b","
+        member = b'"axiom_id":' + orjson.dumps(axiom_id) + b","
+        tail = b',"signature":' + orjson.dumps(signature)
+        after = len(head) + len(member)
+        at = line.rfind(tail)
+        if (
+            at >= after
+            and line.startswith(head)
+            and line.startswith(member, len(head))
+            and line.find(tail, 0, at) < 0
+        ):
+            return head + line[after:at] + line[at + len(tail) :]
+    return signed_bytes(envelope)
 
 
 def _axiom_id(envelope: dict[str, Any], signed: bytes) -> str:
@@ -114,9 +143,9 @@ def _axiom_id(envelope: dict[str, Any], signed: bytes) -> str:
 def _parse(line: bytes, leaf_index: int) -> dict[str, Any]:
     try:
         envelope = orjson.loads(line)
-        # Always walked: on crawled lines (3.5 KB) the walk costs less (7 us) than the quick test
-        # for floats outside strings that used to gate it did (10 us), and it never guesses.
-        check_signable(envelope)
+        # Always walked: on crawled lines (3.5 KB) the walk costs less than the quick test for
+        # floats outside strings that used to gate it did, and it never guesses.
+        check_parsed(envelope)
         canonical = encode_checked(envelope)
     except (orjson.JSONDecodeError, CanonicalizationError) as exc:
         raise LineInvalid(f"leaf {leaf_index}: not signable JSON ({exc})") from None
@@ -131,11 +160,15 @@ def located(where: str, check: Callable[[], T]) -> T:
     try:
         return check()
     except VerificationError as exc:
-        if str(exc.args[0]).startswith(f"{where}:"):  # a check that names the leaf itself
-            raise
-        raise type(exc)(
-            f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
-        ) from None
+        raise _named(where, exc) from None
+
+
+def _named(where: str, exc: VerificationError) -> VerificationError:
+    """`exc`, its message prefixed with `where` unless it names it already (a check that names
+    the leaf itself)."""
+    if str(exc.args[0]).startswith(f"{where}:"):
+        return exc
+    return type(exc)(f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed)
 
 
 def checked_lines(

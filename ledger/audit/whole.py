@@ -32,7 +32,7 @@ from ledger import jsonl, lock, merkle
 from ledger.audit.index import IndexChecker
 from ledger.audit.keys import AuditKeys, audit_keys
 from ledger.audit.leaves import LeafCheck, LeafFacts, checked_lines
-from ledger.audit.processes import PROCESS_MIN_BYTES, checked_blocks
+from ledger.audit.processes import PROCESS_MIN_BYTES, PassedBlock, checked_blocks
 from ledger.audit.seals import SealChecker, parse_seals
 from ledger.audit.tlog_audit import check_checkpoints
 from ledger.exceptions import AnchorMismatch, DuplicateLeaf, LedgerNotFound
@@ -152,9 +152,9 @@ def _checked(
     extra_checks: Sequence[LeafCheck],
     processes: bool | None,
     end: int,
-) -> Iterator[list[LeafFacts]]:
-    """Each line's facts within the first `end` bytes, in order, from worker processes or threads
-    (see `audit`)."""
+) -> Iterator[PassedBlock | list[LeafFacts]]:
+    """Each line's facts, or a block that passed (ledger/audit/processes.py), within the first
+    `end` bytes, in order, from worker processes or threads (see `audit`)."""
     if processes is None:
         processes = end >= PROCESS_MIN_BYTES
     if processes and workers > 1 and not extra_checks:
@@ -177,7 +177,10 @@ class _Pass:
         self.end = 0  # bytes of the ledger file audited
         self._unindexed: dict[bytes, int] = {}  # leaves without an index row yet: digest -> leaf
 
-    def add(self, batch: list[LeafFacts]) -> None:
+    def add(self, batch: PassedBlock | list[LeafFacts]) -> None:
+        if isinstance(batch, PassedBlock):
+            self._add_passed(batch)
+            return
         first = self.leaves
         # A batch whose heights are its line numbers and whose index rows are all there and equal
         # is checked in two comparisons; any other is checked leaf by leaf, which finds and names
@@ -192,6 +195,18 @@ class _Pass:
             self.leaves += 1
             self.end = facts.end
             self.seals.at(self.leaves, self.frontier)
+
+    def _add_passed(self, block: PassedBlock) -> None:
+        """A block whose heights and index rows a worker checked: only the tree and seals."""
+        hashes = block.leaf_hashes
+        self.index.passed(block.first, len(hashes) // 32)
+        frontier, seals, leaf = self.frontier, self.seals, self.leaves
+        for at in range(0, len(hashes), 32):
+            merkle.append_leaf(frontier, leaf, hashes[at : at + 32])
+            leaf += 1
+            seals.at(leaf, frontier)
+        self.leaves = leaf
+        self.end = block.end
 
     def _check_leaf(self, leaf: int, facts: LeafFacts) -> None:
         if not self.index.has_row(leaf):  # else its row is checked, and repeats found there

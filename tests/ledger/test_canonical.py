@@ -79,3 +79,59 @@ def test_absurd_nesting_is_refused_not_a_crash() -> None:
         value = [value]
     with pytest.raises(CanonicalizationError, match="nested too deeply"):
         canonical_json(value)
+
+
+json_numbers = st.integers(min_value=-(2**80), max_value=2**80) | st.floats(allow_nan=False)
+parsed_values = st.recursive(
+    st.none() | st.booleans() | json_numbers | json_text,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(json_text, children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(parsed_values)
+def test_the_walk_of_a_parsed_line_refuses_what_the_full_walk_refuses(value: object) -> None:
+    """`check_parsed`, the audit's walk of what orjson.loads returned, looks only for floats:
+    orjson gives string keys, and reads an integer past 64 bits as a float. It must refuse
+    exactly what `check_signable` refuses, in any position."""
+    import orjson
+
+    from ledger.canonical import check_parsed, check_signable
+
+    try:
+        parsed = orjson.loads(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # an integer orjson cannot write, an infinity
+        return
+    try:
+        check_signable(parsed)
+    except CanonicalizationError:
+        with pytest.raises(CanonicalizationError):
+            check_parsed(parsed)
+        return
+    check_parsed(parsed)
+
+
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        (b"18446744073709551615", False),  # the largest unsigned 64-bit integer
+        (b"18446744073709551616", True),  # one more: orjson reads a float
+        (b"-9223372036854775808", False),
+        (b"-9223372036854775809", True),
+        (b'{"a":[{"b":[1.0]}]}', True),
+        (b'{"a":[{"b":[1]}],"c":"1.5"}', False),
+        (b"2e0", True),
+    ],
+)
+def test_the_parsed_walk_at_the_edges(line: bytes, refused: bool) -> None:
+    import orjson
+
+    from ledger.canonical import check_parsed
+
+    if refused:
+        with pytest.raises(CanonicalizationError):
+            check_parsed(orjson.loads(line))
+    else:
+        check_parsed(orjson.loads(line))

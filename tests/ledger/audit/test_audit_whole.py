@@ -263,17 +263,23 @@ def test_the_writer_refuses_what_audit_would(ledger_dir: Path, key, field: str, 
         assert ledger.leaf_count == 1
 
 
-def test_rows_a_live_writer_has_not_committed_are_pending_not_failed(sealed: Path, key) -> None:
+@pytest.mark.parametrize("processes", [True, False])
+def test_rows_a_live_writer_has_not_committed_are_pending_not_failed(
+    sealed: Path, key, processes: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Lines durable, rows not yet committed: what an audit during a crawl can meet."""
+    from ledger.audit import processes as worker_processes
+
+    monkeypatch.setattr(worker_processes, "_BLOCK_BYTES", 4096)  # blocks before and at the gap
     _index(sealed, "DELETE FROM leaves WHERE leaf_index>=?", 12)
     with Ledger.open(sealed, writer=True):  # recovery re-adds the rows, as a writer would
         pass
     with Ledger.open(sealed, signing_key=key):
         _index(sealed, "DELETE FROM leaves WHERE leaf_index>=?", 12)
-        report = audit(sealed)
+        report = audit(sealed, processes=processes)
         assert (report.index_rows_checked, report.index_rows_pending) == (12, 2)
     with pytest.raises(IndexMismatch, match="leaf 12: no index row for leaves 12 to 13"):
-        audit(sealed)
+        audit(sealed, processes=processes)
 
 
 def test_leaves_appended_during_the_audit_are_not_held_against_it(sealed: Path, key) -> None:
