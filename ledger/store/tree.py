@@ -9,7 +9,10 @@ audit`).
 from __future__ import annotations
 
 import os
+from hashlib import sha256 as _sha256
 from pathlib import Path
+
+from ledger.merkle import NODE_PREFIX
 
 DIGEST = 32
 
@@ -96,24 +99,40 @@ class FileNodeStore:
 
 
 class MemoryFrontier:
-    """The last two complete nodes of each level, and the leaf count: O(log n) memory."""
+    """The last two complete nodes of each level, and the leaf count: O(log n) memory.
+
+    Two consecutive nodes have different parities, so each level keeps one slot per parity."""
 
     def __init__(self) -> None:
-        self._last: list[list[tuple[int, bytes]]] = []
-        self._counts: list[int] = []
+        self._slots: list[list[bytes]] = []  # level -> [last even-indexed node, last odd one]
+        self._counts: list[int] = []  # level -> complete nodes appended
 
     def node(self, level: int, index: int) -> bytes:
-        for stored_index, digest in self._last[level]:
-            if stored_index == index:
-                return digest
+        count = self._counts[level] if 0 <= level < len(self._counts) else 0
+        if index >= 0 and count - 2 <= index < count:
+            return self._slots[level][index & 1]
         raise LookupError(f"Merkle node {level}/{index} is no longer in memory")
 
     def append(self, level: int, digest: bytes) -> None:
-        if level == len(self._last):
-            self._last.append([])
+        if level == len(self._slots):
+            self._slots.append([b"", b""])
             self._counts.append(0)
-        kept = self._last[level]
-        kept.append((self._counts[level], digest))
-        if len(kept) > 2:
-            del kept[0]
-        self._counts[level] += 1
+        count = self._counts[level]
+        self._slots[level][count & 1] = digest
+        self._counts[level] = count + 1
+
+    def add_leaf(self, digest: bytes) -> None:
+        """`merkle.append_leaf(self, leaf_count, digest)` written out (the audit's per-leaf path:
+        a third of the time of the calls through `node` and `append`)."""
+        slots, counts, level = self._slots, self._counts, 0
+        while True:
+            if level == len(slots):
+                slots.append([b"", b""])
+                counts.append(0)
+            index = counts[level]
+            slots[level][index & 1] = digest
+            counts[level] = index + 1
+            if not index & 1:
+                return
+            digest = _sha256(NODE_PREFIX + slots[level][0] + digest).digest()  # merkle.node_hash
+            level += 1
