@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from ledger.keys.keychain import ledger_key_chain
 from ledger.keys.keyfile import key_id
 from ledger.keys.rotation import parse_rotation_lines
 from ledger.store.reader import ROTATIONS_FILE
+
+_FIRST_LEAF = attrgetter("first_leaf")
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ class AuditKeys:
         """The era whose key must have signed leaf `leaf_index`."""
         if len(self.eras) == 1:
             return self.eras[0]
-        firsts = [era.first_leaf for era in self.eras]
-        return self.eras[max(0, bisect.bisect_right(firsts, leaf_index) - 1)]
+        found = bisect.bisect_right(self.eras, leaf_index, key=_FIRST_LEAF)
+        return self.eras[max(0, found - 1)]
 
     @property
     def key_ids(self) -> list[str]:

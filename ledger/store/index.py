@@ -89,6 +89,8 @@ def identity_of(envelope: Mapping[str, Any]) -> str:
     """The identity digest of `envelope`: of its `object.identity`, or for an envelope without one
     (written before identities were scoped by source) of `{"target_id": subject.target_id}`."""
     found = (envelope.get("object") or {}).get("identity")
+    if type(found) is dict:  # a parsed line's (the audit's per-leaf path): no copy, no ABC check
+        return hashlib.sha256(encode_checked(found)).hexdigest()
     if isinstance(found, Mapping):  # part of an envelope already held to canonical JSON
         return hashlib.sha256(encode_checked(dict(found))).hexdigest()
     return identity_digest({"target_id": (envelope.get("subject") or {}).get("target_id", "")})
