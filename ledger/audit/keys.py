@@ -56,8 +56,9 @@ class AuditKeys:
 
     def for_leaf(self, leaf_index: int) -> KeyEra:
         """The era whose key must have signed leaf `leaf_index`."""
-        if len(self.eras) == 1:
-            return self.eras[0]
+        last = self.eras[-1]
+        if leaf_index >= last.first_leaf or len(self.eras) == 1:  # most leaves: one comparison
+            return last
         found = bisect.bisect_right(self.eras, leaf_index, key=_FIRST_LEAF)
         return self.eras[max(0, found - 1)]
 

@@ -27,7 +27,7 @@ from ledger.envelope import axiom_id_of, signed_bytes
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
 from ledger.keys.signatures import check_envelope_signature
-from ledger.store.index import row_for, stored_values
+from ledger.store.index import stored_row
 
 BATCH_LINES = 256
 T = TypeVar("T")
@@ -74,12 +74,11 @@ def _facts(
     computed = _signed(envelope, line, keys.for_leaf(leaf_index).key)
     for check in extra_checks:
         check(envelope, leaf_index)
-    row = row_for(envelope, leaf_index, offset, len(line))
     return LeafFacts(
         merkle.leaf_hash(line),
         bytes.fromhex(computed[4:]),
         height,
-        stored_values(row),
+        stored_row(envelope, leaf_index, offset, len(line)),
         offset + len(line) + 1,
     )
 

@@ -123,6 +123,32 @@ def stored_values(row: LeafRow) -> tuple[Any, ...]:
     return (*row, axiom_key(row.axiom_id), target_key(row.target_id), target_key(row.identity))
 
 
+def stored_row(
+    envelope: Mapping[str, Any], leaf_index: int, offset: int, length: int
+) -> tuple[Any, ...]:
+    """`stored_values(row_for(envelope, leaf_index, offset, length))` in one step, without the
+    LeafRow between them (the audit compares one per leaf with index.sqlite)."""
+    body = envelope.get("body") or {}
+    axiom_id = envelope.get("axiom_id", "")
+    target_id = (envelope.get("subject") or {}).get("target_id", "")
+    identity = identity_of(envelope)
+    return (
+        leaf_index,
+        axiom_id,
+        target_id,
+        body.get("fingerprint", ""),
+        body.get("receipt_hash", ""),
+        (body.get("spider_record") or {}).get("parent_run_hash", ""),
+        body.get("vendor", ""),
+        offset,
+        length,
+        identity,
+        axiom_key(axiom_id),
+        target_key(target_id),
+        target_key(identity),
+    )
+
+
 def axiom_key(axiom_id: str) -> int:
     """A signed 64-bit key from the first 16 hex digits of an axiom id (0 if it has none)."""
     try:
