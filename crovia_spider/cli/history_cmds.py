@@ -102,7 +102,7 @@ def _identities(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import timeline
+    from ledger.store import item_timeline as timeline
 
     require_ledger(args.ledger_dir)
     identities = _identities(_items(args))
@@ -150,7 +150,8 @@ def cmd_absent(args: argparse.Namespace) -> int:
 
 def _absent(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import fetched_feeds, item_envelopes, parse_since, timeline
+    from ledger.store import fetched_feeds, item_envelopes, parse_since
+    from ledger.store import item_timeline as timeline
 
     require_ledger(args.ledger_dir)
     try:

@@ -10,55 +10,51 @@ never the audit, publish or monitor rooms. Exports what the rest of the project 
 
 from __future__ import annotations
 
-from ledger.store.bodies import MAX_BODY_BYTES, BodyStore, check_cited
-from ledger.store.find import find_leaves, parse_since
-from ledger.store.index import IndexEntry, Versions, identity_digest
-from ledger.store.ledger import LEDGER_FILE, Ledger
-from ledger.store.reader import ROTATIONS_FILE, RUNS_FILE, SEALS_FILE
-from ledger.store.timeline import (
-    FeedTimeline,
-    FetchSeen,
-    Timeline,
-    fetched_feeds,
-    item_envelopes,
-    timeline,
-)
-from ledger.store.tlog_store import (
-    CheckpointStore,
-    LogOriginChanged,
-    default_origin,
-    log_origin,
-    note_verifier_key,
-    tlog_proof_for,
-)
-from ledger.store.tree import FileNodeStore, MemoryFrontier
+import importlib
+from typing import Any
 
-__all__ = [
-    "LEDGER_FILE",
-    "MAX_BODY_BYTES",
-    "ROTATIONS_FILE",
-    "RUNS_FILE",
-    "SEALS_FILE",
-    "BodyStore",
-    "CheckpointStore",
-    "FeedTimeline",
-    "FetchSeen",
-    "FileNodeStore",
-    "IndexEntry",
-    "Ledger",
-    "LogOriginChanged",
-    "MemoryFrontier",
-    "Timeline",
-    "Versions",
-    "check_cited",
-    "default_origin",
-    "fetched_feeds",
-    "find_leaves",
-    "identity_digest",
-    "item_envelopes",
-    "log_origin",
-    "note_verifier_key",
-    "parse_since",
-    "timeline",
-    "tlog_proof_for",
-]
+# Each name this package exports and the module that defines it, imported on first use (as
+# `ledger.keys` does): `crovia audit` needs the reader, index, bodies and tree modules, not the
+# writer, `find` or the timeline, whose imports cost a few hundredths of a second at every start.
+# `timeline` is a module's name (which importing it binds here), so its function is exported as
+# `item_timeline` ("module.name" below).
+_EXPORTS = {
+    "BodyStore": "bodies",
+    "CheckpointStore": "tlog_store",
+    "FeedTimeline": "timeline",
+    "FetchSeen": "timeline",
+    "FileNodeStore": "tree",
+    "IndexEntry": "index",
+    "LEDGER_FILE": "ledger",
+    "Ledger": "ledger",
+    "LogOriginChanged": "tlog_store",
+    "MAX_BODY_BYTES": "bodies",
+    "MemoryFrontier": "tree",
+    "ROTATIONS_FILE": "reader",
+    "RUNS_FILE": "reader",
+    "SEALS_FILE": "reader",
+    "Timeline": "timeline",
+    "Versions": "index",
+    "check_cited": "bodies",
+    "default_origin": "tlog_store",
+    "fetched_feeds": "timeline",
+    "item_timeline": "timeline.timeline",
+    "find_leaves": "find",
+    "identity_digest": "index",
+    "item_envelopes": "timeline",
+    "log_origin": "tlog_store",
+    "note_verifier_key": "tlog_store",
+    "parse_since": "find",
+    "tlog_proof_for": "tlog_store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    found = _EXPORTS.get(name)
+    if found is None:
+        raise AttributeError(f"module 'ledger.store' has no attribute {name!r}")
+    module, _, defined = found.partition(".")
+    return getattr(importlib.import_module(f"ledger.store.{module}"), defined or name)
+
+
+__all__ = sorted(_EXPORTS)
