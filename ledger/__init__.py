@@ -16,19 +16,30 @@ The short public API, loaded on first use so that `import ledger` stays cheap:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
+
+def exports_on_first_use(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module `__getattr__` for `package` that imports each name of `exports` on first use,
+    from the submodule it maps to (relative to `package`; `"module.name"` when the name there
+    differs). The packages here use it so that importing one of their modules stays cheap."""
+
+    def __getattr__(name: str) -> Any:
+        found = exports.get(name)
+        if found is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, defined = found.partition(".")
+        return getattr(importlib.import_module(f"{package}.{module}"), defined or name)
+
+    return __getattr__
+
+
 _API = {
-    "verify_receipt_bytes": "ledger.receipt",
-    "Ledger": "ledger.store",
-    "load_signing_key": "ledger.keys",
-    "generate_signing_key": "ledger.keys",
+    "verify_receipt_bytes": "receipt",
+    "Ledger": "store",
+    "load_signing_key": "keys",
+    "generate_signing_key": "keys",
 }
 __all__ = sorted(_API)
-
-
-def __getattr__(name: str) -> Any:
-    room = _API.get(name)
-    if room is None:
-        raise AttributeError(f"module 'ledger' has no attribute {name!r}")
-    return getattr(importlib.import_module(room), name)
+__getattr__ = exports_on_first_use(__name__, _API)

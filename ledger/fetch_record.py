@@ -126,7 +126,10 @@ def new_fetch_envelope(
 
 def is_fetch_record(envelope: Any) -> bool:
     """True for an AX.FETCH envelope (by its axiom_type; its shape is checked elsewhere)."""
-    return isinstance(envelope, Mapping) and envelope.get("axiom_type") == FETCH_TYPE
+    # `type(...) is dict` first: a parsed line is a dict, and an ABC check costs more than the
+    # lookup (the audit asks this of every leaf).
+    mapping = type(envelope) is dict or isinstance(envelope, Mapping)
+    return mapping and envelope.get("axiom_type") == FETCH_TYPE
 
 
 def describe_fetch(envelope: Mapping[str, Any]) -> str:

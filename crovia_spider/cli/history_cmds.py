@@ -102,7 +102,7 @@ def _identities(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import item_timeline as timeline
+    from ledger.store import item_timeline
 
     require_ledger(args.ledger_dir)
     identities = _identities(_items(args))
@@ -111,7 +111,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if len(identities) > 1:
         shown = "; ".join(str(i) for i in identities[:5])
         raise CroviaError(f"{len(identities)} items match, name one by AXIOM_ID: {shown}")
-    line = timeline(args.ledger_dir, identities[0], _read_body)
+    line = item_timeline(args.ledger_dir, identities[0], _read_body)
     if args.json:
         print_json({"ok": True, **line.as_dict()})
         return EXIT_OK
@@ -150,8 +150,7 @@ def cmd_absent(args: argparse.Namespace) -> int:
 
 def _absent(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import fetched_feeds, item_envelopes, parse_since
-    from ledger.store import item_timeline as timeline
+    from ledger.store import fetched_feeds, item_envelopes, item_timeline, parse_since
 
     require_ledger(args.ledger_dir)
     try:
@@ -177,7 +176,7 @@ def _absent(args: argparse.Namespace) -> int:
         return args.url in (identity.get("link"), identity.get("guid"))
 
     start = identities[0] if identities else {"link": args.url}
-    line = timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
+    line = item_timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
     answers = [(feed, feed.nearest_before(at)) for feed in line.feeds]
     proved = [(feed, seen) for feed, seen in answers if seen is not None]
     if not proved:

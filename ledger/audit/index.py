@@ -18,6 +18,7 @@ from ledger.exceptions import IndexMismatch
 from ledger.store.index import SCHEMA_VERSION, STORED_COLUMNS, axiom_key
 
 AUDIT_COLUMNS = STORED_COLUMNS
+_SELECT = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves"
 _REBUILD = "`crovia reindex` rebuilds it from the JSONL"
 _FETCH_ROWS = 1024
 
@@ -31,9 +32,7 @@ class IndexChecker:
         try:
             self._db = open_read_only(path)
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
-            self._rows = self._db.execute(
-                f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves ORDER BY leaf_index"
-            )
+            self._rows = self._db.execute(f"{_SELECT} ORDER BY leaf_index")
             self._buffer: list[tuple[Any, ...]] = []
             self._next = self._fetch()
         except sqlite3.DatabaseError as exc:
@@ -75,9 +74,7 @@ class IndexChecker:
         only if a leaf is then checked here)."""
         if self._resume is not None:
             self._rows = self._db.execute(
-                f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves WHERE leaf_index>=?"
-                " ORDER BY leaf_index",
-                (self._resume,),
+                f"{_SELECT} WHERE leaf_index>=? ORDER BY leaf_index", (self._resume,)
             )
             self._resume = None
             self._buffer = []
@@ -205,8 +202,7 @@ def rows_between(db: sqlite3.Connection, first_leaf: int, count: int) -> list[tu
     """The AUDIT_COLUMNS of the rows of leaves `first_leaf` to `first_leaf` + `count` - 1, in leaf
     order (fewer when rows are missing): what an audit worker compares a block's lines with."""
     return db.execute(
-        f"SELECT {', '.join(AUDIT_COLUMNS)} FROM leaves WHERE leaf_index>=? AND leaf_index<?"
-        " ORDER BY leaf_index",
+        f"{_SELECT} WHERE leaf_index>=? AND leaf_index<? ORDER BY leaf_index",
         (first_leaf, first_leaf + count),
     ).fetchall()
 

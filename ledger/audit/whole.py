@@ -28,7 +28,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from ledger import jsonl, lock
+from ledger import jsonl, lock, merkle
 from ledger.audit.index import IndexChecker
 from ledger.audit.keys import AuditKeys, audit_keys
 from ledger.audit.leaves import LeafCheck, LeafFacts, checked_lines
@@ -191,7 +191,7 @@ class _Pass:
             leaf = self.leaves
             if not rows_ok:
                 self._check_leaf(leaf, facts)
-            self.frontier.add_leaf(facts.leaf_hash)
+            merkle.append_leaf(self.frontier, leaf, facts.leaf_hash)
             self.leaves += 1
             self.end = facts.end
             self.seals.at(self.leaves, self.frontier)
@@ -201,9 +201,8 @@ class _Pass:
         hashes = block.leaf_hashes
         self.index.passed(block.first, len(hashes) // 32)
         frontier, seals, leaf = self.frontier, self.seals, self.leaves
-        add = frontier.add_leaf
         for at in range(0, len(hashes), 32):
-            add(hashes[at : at + 32])
+            merkle.append_leaf(frontier, leaf, hashes[at : at + 32])
             leaf += 1
             seals.at(leaf, frontier)
         self.leaves = leaf

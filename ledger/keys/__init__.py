@@ -9,8 +9,7 @@ pipelines, bench and tests use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ledger import exports_on_first_use
 
 # Each name this package exports and the module that defines it, imported on first use (as
 # the `ledger` package does for its short API): a
@@ -41,12 +40,6 @@ _EXPORTS = {
     "trust_root_fields": "trust",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ledger.keys' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"ledger.keys.{module}"), name)
-
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

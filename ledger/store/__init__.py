@@ -10,8 +10,7 @@ never the audit, publish or monitor rooms. Exports what the rest of the project 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ledger import exports_on_first_use
 
 # Each name this package exports and the module that defines it, imported on first use (as
 # `ledger.keys` does): `crovia audit` needs the reader, index, bodies and tree modules, not the
@@ -48,13 +47,6 @@ _EXPORTS = {
     "tlog_proof_for": "tlog_store",
 }
 
-
-def __getattr__(name: str) -> Any:
-    found = _EXPORTS.get(name)
-    if found is None:
-        raise AttributeError(f"module 'ledger.store' has no attribute {name!r}")
-    module, _, defined = found.partition(".")
-    return getattr(importlib.import_module(f"ledger.store.{module}"), defined or name)
-
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ledger.exceptions import BodyMismatch
-from ledger.fetch_record import FETCH_TYPE
+from ledger.fetch_record import is_fetch_record
 from ledger.jsonl import fsync_dir
 
 BODIES_DIR = "bodies"
@@ -120,7 +120,7 @@ class CitedBodies:
         if type(envelope) is not dict and not isinstance(envelope, Mapping):
             return
         fetch = (envelope.get("object") or {}).get("fetch")
-        if envelope.get("axiom_type") == FETCH_TYPE:  # is_fetch_record
+        if is_fetch_record(envelope):
             body = envelope.get("body")
             where = f"leaf {leaf_index}: fetch record {envelope.get('axiom_id')}"
             if isinstance(fetch, Mapping) and "body_sha256" in fetch:

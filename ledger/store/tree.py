@@ -9,10 +9,7 @@ audit`).
 from __future__ import annotations
 
 import os
-from hashlib import sha256 as _sha256
 from pathlib import Path
-
-from ledger.merkle import NODE_PREFIX
 
 DIGEST = 32
 
@@ -101,7 +98,9 @@ class FileNodeStore:
 class MemoryFrontier:
     """The last two complete nodes of each level, and the leaf count: O(log n) memory.
 
-    Two consecutive nodes have different parities, so each level keeps one slot per parity."""
+    Two consecutive nodes have different parities, so each level keeps one slot per parity: a
+    node is stored and found with an index, no list searched or trimmed (the audit's per-leaf
+    `merkle.append_leaf`)."""
 
     def __init__(self) -> None:
         self._slots: list[list[bytes]] = []  # level -> [last even-indexed node, last odd one]
@@ -120,19 +119,3 @@ class MemoryFrontier:
         count = self._counts[level]
         self._slots[level][count & 1] = digest
         self._counts[level] = count + 1
-
-    def add_leaf(self, digest: bytes) -> None:
-        """`merkle.append_leaf(self, leaf_count, digest)` written out (the audit's per-leaf path:
-        a third of the time of the calls through `node` and `append`)."""
-        slots, counts, level = self._slots, self._counts, 0
-        while True:
-            if level == len(slots):
-                slots.append([b"", b""])
-                counts.append(0)
-            index = counts[level]
-            slots[level][index & 1] = digest
-            counts[level] = index + 1
-            if not index & 1:
-                return
-            digest = _sha256(NODE_PREFIX + slots[level][0] + digest).digest()  # merkle.node_hash
-            level += 1
