@@ -327,3 +327,21 @@ def _serialized(stamp: Timestamp) -> bytes:
     ctx = BytesSerializationContext()
     stamp.serialize(ctx)
     return ctx.getbytes()
+
+
+# -- hostile cases with an expected verdict --------------------------------------------------------
+
+
+@dataclass
+class Expected:
+    """A differential-corpus case whose verdict is known in advance: both verifiers must give
+    `verdict` and name `check` as the first failing one (None when nothing failed). Modules
+    named `tests/web/corpus_*.py` contribute these through a `hostile_cases(work, pki)` function
+    (work: an empty directory; pki: the corpus's TestPki, a real OpenSSL TSA under a root)."""
+
+    name: str
+    receipt: Any
+    pin: dict[str, Any] | None
+    verdict: str
+    check: str | None
+    headers: tuple[bytes, ...] = ()
