@@ -54,8 +54,10 @@ RECORD_FIELDS: dict[str, type] = {
 }
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _AXIOM_ID = re.compile(r"axm_[0-9a-f]{64}")
-_OBSERVED_AT = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?Z")
-_ISSUED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_OBSERVED_AT = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?Z", re.ASCII
+)
+_ISSUED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 def new_envelope(

@@ -12,12 +12,13 @@ and vendor. docs/ledger.md, "Envelopes".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
-from ledger.fetch_record import FETCH_TYPE, OUTCOMES
+from ledger.fetch_record import FETCH_TYPE, OUTCOMES, entries_problem
 
 ENVELOPE_KEYS = frozenset(
     {
@@ -69,6 +70,21 @@ REPORTED_FETCH: tuple[tuple[str, str], ...] = (
     ("subject", "observed_at"),
 )
 AXIOM_TYPES = {AXIOM_TYPE: REPORTED, FETCH_TYPE: REPORTED_FETCH}
+# The reported times and their one form each, ASCII digits only (Python's digit class matches
+# any Unicode digit, JavaScript's only 0-9: the page and the CLI must read the same text alike).
+_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
+_FRACTION = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z", re.ASCII
+)
+_MICROS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z", re.ASCII)
+TIMES = {
+    AXIOM_TYPE: (("", "issued_at", _SECONDS), ("subject", "observed_at", _FRACTION)),
+    FETCH_TYPE: (
+        ("", "issued_at", _SECONDS),
+        ("subject", "observed_at", _FRACTION),
+        ("body", "fetched_at", _MICROS),
+    ),
+}
 
 
 def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
@@ -101,10 +117,19 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
         if type(holder) is not dict or type(holder.get(name)) is not str:
             where = f"envelope.{section}.{name}" if section else f"envelope.{name}"
             raise EnvelopeMalformed(f"{where} is a string", expected="str", computed=holder)
+    for section, name, pattern in TIMES[kind]:
+        value = envelope[section][name] if section else envelope[name]
+        if not pattern.fullmatch(value):
+            where = f"envelope.{section}.{name}" if section else f"envelope.{name}"
+            raise EnvelopeMalformed(
+                f"{where} is a UTC time in ASCII digits", expected=pattern.pattern, computed=value
+            )
     if reported is REPORTED_FETCH and envelope["body"]["outcome"] not in OUTCOMES:
         raise EnvelopeMalformed(
             "envelope.body.outcome", expected=list(OUTCOMES), computed=envelope["body"]["outcome"]
         )
+    if reported is REPORTED_FETCH and (problem := entries_problem(envelope["body"].get("entries"))):
+        raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["entries"])
     if anchor:
         first_anchor(envelope)
 

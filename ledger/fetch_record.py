@@ -38,7 +38,7 @@ OUTCOMES = (NEW_BODY, UNCHANGED_BODY, UNREADABLE_BODY, NOT_MODIFIED, FAILED)
 HOLDS_ENTRIES = (NEW_BODY, UNCHANGED_BODY, NOT_MODIFIED)
 FEED_TARGET_PREFIX = "feed:"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_MICRO = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z")
+_MICRO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\.[0-9]{6}Z")
 
 
 def entries_digest(identities: Sequence[Mapping[str, Any]]) -> str:

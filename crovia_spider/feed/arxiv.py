@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
 # New-style ids (2007+) and old-style archive/number ids (hep-th/9901001, math.GT/0309136).
-_ID = r"(?P<id>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<version>\d+))?"
+_ID = r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
 _DESCRIPTION = re.compile(rf"^\s*arXiv:{_ID}\s+Announce Type:\s*(?P<type>[a-z-]+)", re.I)
 _LEGACY_TITLE = re.compile(rf"\(arXiv:{_ID}\s*\[[^\]]*\]\s*(?P<marker>CROSS LISTED|UPDATED)?\)\s*$")
 _ABS_PATH = re.compile(rf"^/abs/{_ID}$")

@@ -19,13 +19,13 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"(?:\d+[smhd])+")
+_DURATION = re.compile(r"(?:[0-9]+[smhd])+")
 # The longest `every`: longer is surely a typo, and far longer overflows datetime arithmetic.
 MAX_EVERY_DAYS = 366
 # crontab numbers weekdays from Sunday = 0 (7 is Sunday too); APScheduler 3.x from Monday = 0.
 _CRONTAB_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _WEEKDAY_ITEM = re.compile(
-    r"(?P<first>\*|[0-7]|[a-z]{3})(?:-(?P<last>[0-7]|[a-z]{3}))?(?:/(?P<step>\d+))?"
+    r"(?P<first>\*|[0-7]|[a-z]{3})(?:-(?P<last>[0-7]|[a-z]{3}))?(?:/(?P<step>[0-9]+))?"
 )
 
 
@@ -39,7 +39,7 @@ def parse_duration(text: str) -> timedelta:
         raise ValueError(
             f"bad duration {text!r}: use a number and a unit s, m, h or d, e.g. '90s', '1h30m'"
         )
-    parts = re.findall(r"(\d+)([smhd])", compact)
+    parts = re.findall(r"([0-9]+)([smhd])", compact)
     too_long = f"bad duration {text!r}: 'every' is at most {MAX_EVERY_DAYS}d (a year)"
     if any(len(n.lstrip("0")) > 12 for n, _ in parts):  # int() of thousands of digits fails
         raise ValueError(too_long)
@@ -134,7 +134,7 @@ def _weekday_item_days(item: str, field: str) -> range | list[int]:
 
 def _weekday_number(token: str, field: str) -> int:
     """0-7 (7 = Sunday, kept as 7 so '5-7' stays a forward range) or a three-letter day name."""
-    if token.isdigit():
+    if token.isascii() and token.isdigit():
         return int(token)
     if token not in _CRONTAB_DAYS:
         raise ValueError(f"bad weekday field {field!r}: unknown day {token!r}")

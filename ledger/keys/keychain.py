@@ -9,6 +9,7 @@ docs/ledger.md, "One key per ledger".
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,10 @@ from ledger.exceptions import RotationInvalid, UntrustedKey
 from ledger.keys.keyfile import key_id
 from ledger.keys.rotation import check_rotation, expect
 from ledger.seal import seal_sha256
+
+# The one time format of `sealed_at` and `rotated_at`: ASCII digits, whole seconds, UTC. Two such
+# strings compare as their times do.
+_SEALED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,44 @@ class KeyChain:
     def records_to(self, public_key_hex: str) -> list[dict[str, Any]]:
         """The records from the first key to `public_key_hex` (a receipt's `key_rotations`)."""
         return list(self.records[: self.keys.index(public_key_hex)])
+
+    def check_seal_era(self, seal: Mapping[str, Any], where: str) -> None:
+        """RotationInvalid unless `seal` lies inside the era of the key that signed it: from the
+        hand-over to that key (its record's `leaf_count` and `rotated_at`) to the hand-over from
+        it, both inclusive (docs/format.md, "When a key is trusted"). A key outside the chain has
+        no era here: whether it is trusted at all is the pin's question."""
+        public = seal["public_key_hex"]
+        if public not in self.keys:
+            return
+        era = self.keys.index(public)
+        count, sealed_at = seal["leaf_count"], seal["sealed_at"]
+        for record, after in (
+            (self.records[era - 1] if era else None, True),
+            (self.records[era] if era < len(self.records) else None, False),
+        ):
+            if record is None:
+                continue
+            if not isinstance(sealed_at, str) or not _SEALED_AT.fullmatch(sealed_at):
+                raise RotationInvalid(
+                    f"{where}: seal.sealed_at is not a UTC time to hold against the hand-over"
+                    f" of key_id {key_id(bytes.fromhex(public))}",
+                    expected="YYYY-MM-DDTHH:MM:SSZ",
+                    computed=sealed_at,
+                )
+            if after:
+                inside = count >= record["leaf_count"] and sealed_at >= record["rotated_at"]
+                side, bound = "before the hand-over to", ">="
+            else:
+                inside = count <= record["leaf_count"] and sealed_at <= record["rotated_at"]
+                side, bound = "after the hand-over from", "<="
+            if not inside:
+                raise RotationInvalid(
+                    f"{where}: sealed {side} its key (key_id {key_id(bytes.fromhex(public))}):"
+                    " a key is trusted only inside its era",
+                    expected=f"leaf_count {bound} {record['leaf_count']} and sealed_at {bound}"
+                    f" {record['rotated_at']}",
+                    computed=f"leaf_count {count}, sealed_at {sealed_at}",
+                )
 
     def seal_keys(self, seals: Sequence[Mapping[str, Any]]) -> list[str]:
         """The key each of `seals` (oldest first) must be signed by. Raises RotationInvalid when a
@@ -120,6 +163,7 @@ def receipt_key_chain(receipt: Mapping[str, Any]) -> KeyChain:
             expected=f"leaf_count <= {seal['leaf_count']}",
             computed=records[-1]["leaf_count"],
         )
+    chain.check_seal_era(seal, "key_rotations")
     return chain
 
 

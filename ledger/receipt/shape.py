@@ -6,6 +6,7 @@ with the right JSON type, so those checks can index it freely.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,8 @@ OPTIONAL_KEYS = {
     "receipt": OPTIONAL_RECEIPT_KEYS | {"key_rotations"},
     "bitcoin_anchor": OPTIONAL_ANCHOR_KEYS,
 }
+# The seal's one time form: whole seconds, UTC, ASCII digits only (the page reads it the same way).
+_SEALED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
 _TYPES: dict[tuple[str, str], type] = {
     ("seal", "leaf_count"): int,
     ("seal", "merkle_root"): str,
@@ -66,6 +69,12 @@ def check_receipt_shape(receipt: Any) -> None:
             raise ReceiptMalformed(
                 f"{section}.{name} type", expected=kind.__name__, computed=type(value).__name__
             )
+    if not _SEALED_AT.fullmatch(receipt["seal"]["sealed_at"]):
+        raise ReceiptMalformed(
+            "seal.sealed_at is a UTC time in ASCII digits",
+            expected="YYYY-MM-DDTHH:MM:SSZ",
+            computed=receipt["seal"]["sealed_at"],
+        )
     check_stamp_shape(receipt)  # an attestation claimed without a proof is refused here
 
 

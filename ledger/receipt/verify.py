@@ -162,6 +162,8 @@ def verify_receipt(
         known_chain(list(trust_root.key_rotations), ends_at, "trust root key_rotations")
     known = _dedup_chain(known_records, "known rotation")
     check_agreement(chain, known)
+    if known is not None:  # a key of the known chain is trusted only inside its era
+        known.check_seal_era(seal, "known rotation chain")
     if known is not None and "key_rotation" not in checks:
         checks.append("key_rotation")
     trust = decide_trust(

@@ -50,6 +50,7 @@ EXPECTED: dict[tuple[Any, ...], str | None] = {
     ("seal",): "seal_signature",
     ("seal", "merkle_root"): "merkle_root",
     ("seal", "public_key_hex"): "envelope_signature",  # the seal's key also verifies the envelope
+    ("seal", "sealed_at"): "receipt_shape",  # "...Zx" is no UTC time: refused before signatures
     ("trust_root",): "trust_root",
     ("trust_root", "url"): None,
     ("verifier", "spec"): None,

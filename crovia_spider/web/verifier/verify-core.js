@@ -342,13 +342,21 @@
     ["object", "primary_source_url"], ["subject", "observed_at"],
   ];
   const REPORTED_BY_TYPE = { [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH };
+  // The reported times and their one form each, ASCII digits only (ledger/envelope_shape.py TIMES).
+  const SECONDS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
+  const FRACTION = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
+  const MICROS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$/;
+  const TIMES_BY_TYPE = {
+    [AXIOM_TYPE]: [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION]],
+    "AX.FETCH": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "fetched_at", MICROS]],
+  };
   const FETCH_OUTCOMES = ["new_body", "unchanged_body", "unreadable_body", "not_modified", "failed"];
   const ROTATION_SCHEMA = "crovia.key_rotation.v1";
   const ROTATION_KEYS = [
     "schema", "old_public_key_hex", "old_key_id", "new_public_key_hex", "new_key_id", "leaf_count",
     "prev_seal_sha256", "rotated_at", "old_signature", "new_signature",
   ];
-  const ROTATION_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+  const ROTATION_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
 
   const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof JsonInt);
   const typeName = (v) =>
@@ -433,6 +441,9 @@
       const got = typeName(receipt[section][name]);
       if (got !== kind) throw new CheckFailed("receipt_shape", `${section}.${name} type`, kind, got);
     }
+    if (!ROTATION_TIME.test(seal.sealed_at)) {
+      throw new CheckFailed("receipt_shape", "seal.sealed_at is a UTC time in ASCII digits", "YYYY-MM-DDTHH:MM:SSZ", seal.sealed_at);
+    }
     checkStampShape(receipt);
     if (!HEX64.test(seal.public_key_hex)) throw new CheckFailed("receipt_shape", "seal.public_key_hex is not 64 hex", "64 hex", seal.public_key_hex);
   }
@@ -496,6 +507,34 @@
     return { keys, records };
   }
 
+  // A key of a chain is trusted only inside its era: from the hand-over to it (its record's
+  // leaf_count and rotated_at) to the hand-over from it, both inclusive (docs/format.md, "When a
+  // key is trusted"); ledger/keys/keychain.py KeyChain.check_seal_era. Both times have the one
+  // form ROTATION_TIME (ASCII digits, whole seconds, Z), so they compare as strings.
+  function checkSealEra(keys, records, seal, where) {
+    const era = keys.indexOf(seal.public_key_hex);
+    if (era < 0) return;
+    const count = seal.leaf_count.big;
+    const sides = [[era > 0 ? records[era - 1] : null, true], [era < records.length ? records[era] : null, false]];
+    for (const [record, after] of sides) {
+      if (!record) continue;
+      if (typeof seal.sealed_at !== "string" || !ROTATION_TIME.test(seal.sealed_at)) {
+        throw new CheckFailed("key_rotation", `${where}: seal.sealed_at is not a UTC time to hold against the hand-over`,
+          "YYYY-MM-DDTHH:MM:SSZ", plain(seal.sealed_at));
+      }
+      const bound = after ? ">=" : "<=";
+      const inside = after
+        ? count >= record.leaf_count.big && seal.sealed_at >= record.rotated_at
+        : count <= record.leaf_count.big && seal.sealed_at <= record.rotated_at;
+      if (!inside) {
+        throw new CheckFailed("key_rotation",
+          `${where}: sealed ${after ? "before the hand-over to" : "after the hand-over from"} its key: a key is trusted only inside its era`,
+          `leaf_count ${bound} ${record.leaf_count.big} and sealed_at ${bound} ${record.rotated_at}`,
+          `leaf_count ${count}, sealed_at ${seal.sealed_at}`);
+      }
+    }
+  }
+
   // The keys a receipt vouches for: the seal's alone, or key_rotations up to it.
   async function keyChain(receipt) {
     const seal = receipt.seal;
@@ -507,6 +546,7 @@
     if (records[records.length - 1].leaf_count.big > seal.leaf_count.big) {
       throw new CheckFailed("key_rotation", "key_rotations: a rotation after the seal", `leaf_count <= ${seal.leaf_count.big}`, plain(records[records.length - 1].leaf_count));
     }
+    checkSealEra(keys, records, seal, "key_rotations");
     return { keys, records };
   }
 
@@ -525,7 +565,7 @@
 
   // The known chain (the trust root's records) is checked, must end at the pin, and must agree
   // with the receipt's own records: two hand-overs from one key are a fork. Returns its keys.
-  async function knownChain(trust, chain) {
+  async function knownChain(trust, chain, seal) {
     if (!trust || !trust.records.length) return trust ? [trust.public_key_hex] : [];
     const known = await followRecords(trust.records, "the site's key_rotations");
     if (known.keys[known.keys.length - 1] !== trust.public_key_hex) {
@@ -539,6 +579,7 @@
         }
       }
     }
+    checkSealEra(known.keys, known.records, seal, "known rotation chain");
     return known.keys;
   }
 
@@ -610,6 +651,12 @@
       const holder = section ? env[section] : env;
       if (!isObject(holder) || typeof holder[name] !== "string") {
         throw new CheckFailed("envelope_shape", `envelope.${section ? section + "." : ""}${name} is a string`, "str", plain(holder));
+      }
+    }
+    for (const [section, name, pattern] of TIMES_BY_TYPE[env.axiom_type]) {
+      const value = section ? env[section][name] : env[name];
+      if (!pattern.test(value)) {
+        throw new CheckFailed("envelope_shape", `envelope.${section ? section + "." : ""}${name} is a UTC time in ASCII digits`, String(pattern), value);
       }
     }
     if (reported === REPORTED_FETCH && !FETCH_OUTCOMES.includes(env.body.outcome)) {
@@ -755,7 +802,7 @@
         }
         report.stamps = await stampChecker.checkStamps(receipt, { tsaRoots: trust ? trust.tsa_roots : [], headers: options.headers || [] });
       }],
-      ["known_chain", async () => { knownKeys = await knownChain(trust, chain); }],
+      ["known_chain", async () => { knownKeys = await knownChain(trust, chain, receipt.seal); }],
     ];
     for (const [name, run] of steps) {
       try {
