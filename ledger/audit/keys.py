@@ -102,10 +102,14 @@ def audit_keys(
         KeyEra(first, public, verify_key(public, "seals.jsonl line 1"))
         for first, public in zip(firsts, chain.keys, strict=True)
     ]
+    seal_keys = chain.seal_keys(plain_seals)
+    for (number, seal), expected in zip(seals, seal_keys, strict=True):
+        if seal.get("public_key_hex") == expected:  # a wrong key is named by the seal checker
+            chain.check_seal_era(seal, f"seals.jsonl line {number}")
     return AuditKeys(
         tuple(eras),
         pinned=pubkey_hex is not None,
-        seal_keys=chain.seal_keys(plain_seals),
+        seal_keys=seal_keys,
         rotations=len(chain.records),
     )
 

@@ -140,6 +140,7 @@ class SealWalk:
         if seal["public_key_hex"] != expected:
             raise self._keys.untrusted(where, seal["public_key_hex"])
         check_seal_signature(seal, nacl.signing.VerifyKey(bytes.fromhex(expected)))
+        self._keys.chain.check_seal_era(seal, where)  # by time too: the era by leaf is `expected`
 
     def _check_roots(self, where: str, seal: dict[str, Any]) -> None:
         count = seal["leaf_count"]
