@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib
 import json
 import os
 import shutil
@@ -303,10 +304,22 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
     return cases
 
 
+def hostile_corpus(work: Path, pki: TestPki) -> list[tuple[Case, c.Expected]]:
+    """The cases of every `tests/web/corpus_*.py` module, each with its expected verdict."""
+    out = []
+    for path in sorted((PROJECT_ROOT / "tests" / "web").glob("corpus_*.py")):
+        module = importlib.import_module(f"tests.web.{path.stem}")
+        for want in module.hostile_cases(work / path.stem, pki):
+            data = c.receipt_bytes(want.receipt)
+            out.append((Case(f"{path.stem}: {want.name}", data, want.pin, want.headers), want))
+    return out
+
+
 def test_page_core_and_crovia_verify_agree_on_every_case(
     tmp_path: Path, pki: TestPki, forger: TestPki
 ) -> None:
-    cases = build_corpus(tmp_path, pki, forger)
+    hostile = hostile_corpus(tmp_path / "hostile", pki)
+    cases = build_corpus(tmp_path, pki, forger) + [case for case, _want in hostile]
     assert len(cases) >= 2000, len(cases)
     expected = [cli_outcome(case) for case in cases]
     got = page_outcomes(cases)
@@ -316,6 +329,14 @@ def test_page_core_and_crovia_verify_agree_on_every_case(
         if want != tuple(have[:2])
     ]
     assert not disagreements, (len(disagreements), disagreements[:15])
+    by_name = dict(zip((case.name for case in cases), expected, strict=True))
+    unexpected = [
+        (case.name, (want.verdict, want.check), by_name[case.name])
+        for case, want in hostile
+        if by_name[case.name] != (want.verdict, want.check)
+    ]
+    assert not unexpected, unexpected
+    print(f"corpus: {len(cases)} cases, {len(hostile)} hostile, 0 disagreements")
     verdicts = {want[0] for want in expected}
     assert verdicts == {"valid", "unpinned", "invalid"}
     failed = {want[1] for want in expected}
