@@ -9,6 +9,7 @@ inside handlers; key errors are LedgerError (exit 2).
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
@@ -82,6 +83,7 @@ def _add_rotate_key(subparsers: argparse._SubParsersAction) -> None:
     )
     ledger_dir(parser)
     _key_file(parser, what="the current ")
+    _trust_root_flag(parser)  # the new key's, with the whole chain and the log's origin
     parser.add_argument(
         "--lock-timeout",
         type=float,
@@ -108,12 +110,42 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_pubkey(args: argparse.Namespace) -> int:
+    from ledger.exceptions import LedgerError
     from ledger.keys import load_signing_key
 
     key = load_signing_key(args.key)
-    rotations = [] if args.trust_root is None else _rotations_to(args.ledger_dir, key)
-    _write_trust_root(args, key, rotations)
-    return _show(args, key, key_file=args.key)
+    try:
+        rotations = _rotations_to(args.ledger_dir, key)
+    except LedgerError:
+        if args.trust_root is not None:  # its trust root would not lead to the ledger's keys
+            raise
+        rotations = None  # a key of no rotation of this ledger: its own identity is shown
+    origin = (
+        None
+        if rotations is None
+        else _log_origin(args.ledger_dir, rotations, bytes(key.verify_key))
+    )
+    rotations = rotations or []
+    _write_trust_root(args, key, rotations, origin)
+    return _show(args, key, key_file=args.key, origin=origin)
+
+
+def _log_origin(ledger_dir: Path, rotations: list[dict], public: bytes) -> str:
+    """The name of the log's note key: $CROVIA_LOG_ORIGIN, else the origin of the checkpoints
+    already in `ledger_dir`'s tlog/, else the default of the ledger's first key (a rotation keeps
+    the log's name: its checkpoints go on under it, signed by the new key)."""
+    from ledger.store import log_origin
+    from ledger.store.tlog_store import CheckpointStore
+
+    configured = env_default("CROVIA_LOG_ORIGIN") or None
+    stored = None
+    if configured is None and ledger_dir.is_dir():
+        try:
+            stored = CheckpointStore(ledger_dir).origin()
+        except (OSError, ValueError, LookupError, TypeError):  # unreadable: fall back, as publish
+            stored = None
+    first = bytes.fromhex(rotations[0]["old_public_key_hex"]) if rotations else public
+    return log_origin(configured or stored, first)
 
 
 def _rotations_to(ledger_dir: Path, key: object) -> list[dict]:
@@ -150,39 +182,59 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
+    if args.trust_root is not None:  # refuse before the hand-over: nothing half done
+        check_output(args.trust_root, force=args.force)
     old, new = load_signing_key(args.key), load_signing_key(args.new_key)
     with Ledger.open(args.ledger_dir, signing_key=old, lock_timeout=args.lock_timeout) as ledger:
         record = ledger.rotate_key(new)
+    rotations = _rotations_to(args.ledger_dir, new)
+    origin = _log_origin(args.ledger_dir, rotations, bytes(new.verify_key))
+    _write_trust_root(args, new, rotations, origin)
     if args.json:
-        print_json({"rotation": record, "new_key_file": str(args.new_key)})
+        print_json(
+            {
+                "rotation": record,
+                "new_key_file": str(args.new_key),
+                "trust_root_file": None if args.trust_root is None else str(args.trust_root),
+            }
+        )
         return EXIT_OK
     print(
         f"rotated {args.ledger_dir} from key_id {record['old_key_id']} to key_id"
         f" {record['new_key_id']} at leaf {record['leaf_count']} (the leaves before are sealed by"
         " the old key)"
     )
+    if args.trust_root is not None:
+        print(
+            f"trust root (the new key, its signed rotations, the log's origin): {args.trust_root}"
+        )
+    where = ["--ledger-dir", str(args.ledger_dir), "--trust-root", "OUT.json"]
+    command = shlex.join(["crovia", "pubkey", "--key", str(args.new_key), *where])
     print(
         f"from now on sign with {args.new_key}: set CROVIA_SIGNING_KEY_FILE={args.new_key} (or"
-        " --key) and publish its trust root (`crovia pubkey --key FILE --trust-root OUT`)"
+        f" --key); publish the new trust root, written again at any time by: {command}"
     )
     return EXIT_OK
 
 
-def _write_trust_root(args: argparse.Namespace, key: object, rotations: list[dict]) -> None:
+def _write_trust_root(
+    args: argparse.Namespace, key: object, rotations: list[dict], origin: str | None = None
+) -> None:
     from crovia_spider.trust_roots import trust_root as build
     from crovia_spider.trust_roots import trust_root_text
 
     if args.trust_root is not None:
-        text = trust_root_text(build(bytes(key.verify_key), rotations=rotations))
+        text = trust_root_text(build(bytes(key.verify_key), origin, rotations=rotations))
         write_output(args.trust_root, text.encode("utf-8"), force=args.force)
 
 
-def _identity(public: bytes) -> dict[str, str]:
-    """What pubkey and keygen print: the key, its key_id and its note verifier key."""
+def _identity(public: bytes, origin: str | None = None) -> dict[str, str]:
+    """What pubkey and keygen print: the key, its key_id and its note verifier key (under the
+    log's `origin`; by default $CROVIA_LOG_ORIGIN or the key's own default)."""
     from ledger.keys import key_id
     from ledger.store import log_origin, note_verifier_key
 
-    origin = log_origin(env_default("CROVIA_LOG_ORIGIN") or None, public)
+    origin = origin or log_origin(env_default("CROVIA_LOG_ORIGIN") or None, public)
     return {
         "key_id": key_id(public),
         "note_verifier_key": note_verifier_key(public, origin),
@@ -191,8 +243,10 @@ def _identity(public: bytes) -> dict[str, str]:
     }
 
 
-def _show(args: argparse.Namespace, key: object, *, key_file: Path) -> int:
-    root = _identity(bytes(key.verify_key))
+def _show(
+    args: argparse.Namespace, key: object, *, key_file: Path, origin: str | None = None
+) -> int:
+    root = _identity(bytes(key.verify_key), origin)
     written = None if args.trust_root is None else str(args.trust_root)
     if args.json:
         print_json({**root, "key_file": str(key_file), "trust_root_file": written})
