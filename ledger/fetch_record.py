@@ -3,8 +3,10 @@
 An AX.OBS envelope says "this item was in the feed when it was fetched"; it is issued only when an
 item is new or changed. An AX.FETCH envelope is issued for every fetch of every feed, whatever it
 found: a new body, the same body as last time, a 304 (with the validators sent and the body it
-confirms), an unreadable body, or a failure. It says how many entries the body held and the digest
-of their identities (`entries_digest`), so absence at a time can be proved from the kept body.
+confirms), an unreadable body, or a failure. It says how many entries were read from the body and
+the digest of their identities (`entries_digest`), and how many the body held but were not read
+(past the entry cap, or unreadable: ENTRY_COUNTS), so absence at a time can be proved from the kept
+body, and only from a body read whole.
 
 The envelope has the AX.OBS envelope's top-level keys and is identified and signed the same way
 (ledger/envelope.py); `axiom_type` is "AX.FETCH" and `body` holds the fetch's facts.
@@ -38,6 +40,12 @@ OUTCOMES = (NEW_BODY, UNCHANGED_BODY, UNREADABLE_BODY, NOT_MODIFIED, FAILED)
 HOLDS_ENTRIES = (NEW_BODY, UNCHANGED_BODY, NOT_MODIFIED)
 FEED_TARGET_PREFIX = "feed:"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+# `entries` of a record: what was read (count and digest of their identities, under `limit`) and,
+# in records since issue 30, what the body held (`in_body` = count + over_limit + unread): entries
+# past the limit, and entries that could not be read. Older records have ENTRIES_READ alone.
+ENTRIES_READ = frozenset(("count", "identities_sha256", "limit"))
+ENTRY_COUNTS = ("in_body", "over_limit", "unread")
+ENTRIES_WHOLE = ENTRIES_READ | frozenset(ENTRY_COUNTS)
 _MICRO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\.[0-9]{6}Z")
 
 
@@ -66,7 +74,8 @@ def new_fetch_envelope(
     """Build the UNSIGNED AX.FETCH envelope of one fetch of the feed `vendor` (`feed_url` as
     configured). `fetch` is `object.fetch` as AX.OBS envelopes carry it (absent when no response
     came); `body_sha256` the body the record vouches for (the one received, or the one a 304
-    confirms); `entries` `{"count", "identities_sha256", "limit"}` of that body; `sent` the
+    confirms); `entries` `{"count", "identities_sha256", "limit", "in_body", "over_limit",
+    "unread"}` of that body; `sent` the
     validators the request sent; `content_type` the response's, which the body is parsed with.
     Empty values are left out (absent, never null). Raises InvalidRecord for a malformed field.
     """
@@ -147,6 +156,11 @@ def describe_fetch(envelope: Mapping[str, Any]) -> str:
     entries = body.get("entries") or {}
     if "count" in entries:
         parts.append(f"{entries['count']} entries")
+    if "in_body" in entries:
+        parts.append(
+            f"of {entries['in_body']} in the body ({entries['over_limit']} over the limit of"
+            f" {entries['limit']}, {entries['unread']} unreadable)"
+        )
     if body.get("error"):
         parts.append(f"error: {body['error']}")
     return (
@@ -172,13 +186,33 @@ def validate_fetch_body(body: Any) -> None:
         type(body["body_sha256"]) is str and _HEX64.fullmatch(body["body_sha256"])
     ):
         raise InvalidRecord("body.body_sha256 is not 64 lowercase hex")
-    entries = body.get("entries")
-    if entries is not None and (
-        type(entries) is not dict
-        or entries.keys() != {"count", "identities_sha256", "limit"}
-        or type(entries["count"]) is not int
-        or type(entries["limit"]) is not int
-        or type(entries["identities_sha256"]) is not str
-        or not _HEX64.fullmatch(entries["identities_sha256"])
+    problem = entries_problem(body.get("entries"))
+    if problem:
+        raise InvalidRecord(problem)
+
+
+def entries_problem(entries: Any) -> str:
+    """What is wrong with a fetch record's `entries` ("" when nothing is, or it is absent): the
+    keys are ENTRIES_READ, or ENTRIES_WHOLE with `in_body` = count + over_limit + unread; every
+    count an int, the counts of ENTRY_COUNTS not negative, the digest 64 lowercase hex."""
+    if entries is None:
+        return ""
+    if type(entries) is not dict or entries.keys() not in (ENTRIES_READ, ENTRIES_WHOLE):
+        return (
+            "body.entries is not {count, identities_sha256, limit}"
+            " or {count, identities_sha256, limit, in_body, over_limit, unread}"
+        )
+    if type(entries["identities_sha256"]) is not str or not _HEX64.fullmatch(
+        entries["identities_sha256"]
     ):
-        raise InvalidRecord("body.entries is not {count, identities_sha256, limit}")
+        return "body.entries.identities_sha256 is not 64 lowercase hex"
+    for name in ("count", "limit", *ENTRY_COUNTS):
+        if name in entries and type(entries[name]) is not int:
+            return f"body.entries.{name} is not an int"
+    if "in_body" not in entries:
+        return ""
+    if any(entries[name] < 0 for name in ENTRY_COUNTS):
+        return "body.entries.in_body, over_limit and unread are not negative"
+    if entries["in_body"] != entries["count"] + entries["over_limit"] + entries["unread"]:
+        return "body.entries.in_body is not count + over_limit + unread"
+    return ""

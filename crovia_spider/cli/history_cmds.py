@@ -5,8 +5,10 @@ and the brackets around it: the last fetch whose body did not hold it (the lower
 seen"), the first that did, each version (AX.OBS), the last that still held it, the first that did
 not. `absent --url URL --at TIME` says whether the item was in its feed at the last fetch at or
 before TIME that got a body or a 304 (a failed fetch proves nothing), reading the kept body again:
-exit 0 absent, 1 present, 3 no such fetch, 2 usage or I/O error. The logic is
-ledger/store/timeline.py; a body is read with the crawl's own reader (crovia_spider/fetches.py).
+exit 0 absent, 1 present, 3 no such fetch, 4 cannot tell (the body held entries that were not read,
+or cannot be read again), 2 usage or I/O error. The logic is ledger/store/timeline.py; a body is
+read with the crawl's own reader, in its worker under its ceilings, once per body
+(crovia_spider/feed/reread.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, req
 EXIT_ABSENT = 0
 EXIT_PRESENT = 1
 EXIT_NO_FETCH = 3
+EXIT_CANNOT_TELL = 4
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="was an item absent from its feed at a time? (exit 0 absent, 1 present)",
         description="Whether the item URL was in its feed at the last fetch at or before TIME"
         " that got a body or a 304, re-reading the kept body; names the fetch record and body."
-        " Exit 0 absent, 1 present, 3 no such fetch before TIME, 2 usage or I/O error.",
+        " Exit 0 absent, 1 present, 3 no such fetch before TIME, 4 cannot tell (the body held"
+        " entries that were not read: past the entry limit or unreadable; or it cannot be read"
+        " again), 2 usage or I/O error.",
     )
     parser.add_argument("--url", metavar="URL", required=True, help="the item's link")
     parser.add_argument(
@@ -58,10 +63,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_absent)
 
 
-def _read_body(body: bytes, record_body: Any, final_url: str) -> Any:
-    from crovia_spider.fetches import body_identities
+def _body_reader(ledger: Any) -> Any:
+    """The crawl's reader for kept bodies, in its worker under CROVIA_PARSE_MEMORY_MB and
+    CROVIA_PARSE_SECONDS, with the ledger's read-again cache."""
+    from crovia_spider.exceptions import CroviaError
+    from crovia_spider.feed.reread import KeptBodyReader
+    from crovia_spider.options import env_default
 
-    return body_identities(body, record_body, final_url)
+    try:
+        memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))
+        seconds = float(env_default("CROVIA_PARSE_SECONDS"))
+    except ValueError:
+        memory_mb = seconds = 0
+    if not (memory_mb > 0 and 0 < seconds < float("inf")):
+        raise CroviaError("CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS must be above 0")
+    return KeptBodyReader(ledger, memory_mb, seconds)
+
+
+def _timeline(ledger: Any, identity: dict[str, Any], **how: Any) -> Any:
+    from ledger.store import item_timeline
+
+    reader = _body_reader(ledger)
+    try:
+        return item_timeline(ledger, identity, reader, **how)
+    finally:
+        reader.close()
 
 
 def _items(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -102,7 +128,6 @@ def _identities(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import item_timeline
 
     require_ledger(args.ledger_dir)
     identities = _identities(_items(args))
@@ -111,7 +136,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if len(identities) > 1:
         shown = "; ".join(str(i) for i in identities[:5])
         raise CroviaError(f"{len(identities)} items match, name one by AXIOM_ID: {shown}")
-    line = item_timeline(args.ledger_dir, identities[0], _read_body)
+    line = _timeline(args.ledger_dir, identities[0])
     if args.json:
         print_json({"ok": True, **line.as_dict()})
         return EXIT_OK
@@ -150,7 +175,7 @@ def cmd_absent(args: argparse.Namespace) -> int:
 
 def _absent(args: argparse.Namespace) -> int:
     from crovia_spider.exceptions import CroviaError
-    from ledger.store import fetched_feeds, item_envelopes, item_timeline, parse_since
+    from ledger.store import fetched_feeds, item_envelopes, parse_since
 
     require_ledger(args.ledger_dir)
     try:
@@ -176,13 +201,16 @@ def _absent(args: argparse.Namespace) -> int:
         return args.url in (identity.get("link"), identity.get("guid"))
 
     start = identities[0] if identities else {"link": args.url}
-    line = item_timeline(args.ledger_dir, start, _read_body, feeds=feeds, match=match)
+    needles = [args.url, *(i.get(k) for i in identities for k in ("link", "guid"))]
+    line = _timeline(args.ledger_dir, start, feeds=feeds, match=match, mentions=needles)
     answers = [(feed, feed.nearest_before(at)) for feed in line.feeds]
     proved = [(feed, seen) for feed, seen in answers if seen is not None]
     if not proved:
         code, verdict = EXIT_NO_FETCH, "no fetch"
     elif any(seen.held for _, seen in proved):
         code, verdict = EXIT_PRESENT, "present"
+    elif any(seen.undecided for _, seen in proved):
+        code, verdict = EXIT_CANNOT_TELL, "cannot tell"
     else:
         code, verdict = EXIT_ABSENT, "absent"
     if args.json:
@@ -211,14 +239,19 @@ def _absent(args: argparse.Namespace) -> int:
                 " got a body or a 304"
             )
             continue
-        state = "present in" if seen.held else "absent from"
-        print(
-            f"{args.url} was {state} feed {feed.vendor} ({feed.feed_url}) at its fetch of"
-            f" {seen.fetched_at}, the last at or before {at} that got a body or a 304"
+        where = (
+            f"feed {feed.vendor} ({feed.feed_url}) at its fetch of {seen.fetched_at}, the last at"
+            f" or before {at} that got a body or a 304"
         )
+        if seen.undecided:
+            print(f"cannot tell whether {args.url} was in {where}: {seen.undecided}")
+            said = "mentions" if seen.mentions else "does not mention"
+            print(f"  the body {said} it (a byte search of the kept body)")
+        else:
+            print(f"{args.url} was {'present in' if seen.held else 'absent from'} {where}")
         print(
             f"  fetch record {seen.axiom_id} (leaf {seen.leaf_index}), {_fetch_text(seen)},"
-            f" body {seen.body_sha256} read again: {seen.entries} entries"
+            f" body {seen.body_sha256} read again: {_entries_text(seen)}"
         )
     print(f"{verdict} (exit {code})")
     return code
@@ -226,8 +259,20 @@ def _absent(args: argparse.Namespace) -> int:
 
 def _fetch_text(seen: Any) -> str:
     status = f"HTTP {seen.status}" if seen.status is not None else "no response"
-    held = {True: "held it", False: "did not hold it", None: "proves nothing"}[seen.held]
+    if seen.undecided:
+        held = "cannot tell" + (" (the body mentions it)" if seen.mentions else "")
+    else:
+        held = {True: "held it", False: "did not hold it", None: "proves nothing"}[seen.held]
     return f"{status} {seen.outcome}, {held}"
+
+
+def _entries_text(seen: Any) -> str:
+    if seen.in_body is None:
+        return "not readable"
+    return (
+        f"{seen.entries} entries read of {seen.in_body} ({seen.over_limit} past the entry limit,"
+        f" {seen.unread} unreadable)"
+    )
 
 
 def _identity_text(identity: dict[str, Any]) -> str:

@@ -8,6 +8,8 @@ identical, under a memory and a CPU-time ceiling (crovia_spider/feed/ceilings.py
 dies all the same is started again, and the bodies it held are parsed once more by the new one;
 a body the new worker dies on too is a failed feed, never parsed in the crawl's own process.
 CROVIA_PARSE_WORKER = 0 (or a reactor without asyncio) parses in-process instead, unbounded.
+`BlockingParser` is the same worker, ceilings and retry for a caller without an event loop:
+`crovia history` and `crovia absent` read kept bodies again through it, never in their own process.
 """
 
 from __future__ import annotations
@@ -49,12 +51,7 @@ class ParserPool:
             self._pool = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
-        pool = ProcessPoolExecutor(
-            max_workers=1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=worker_setup,
-            initargs=(os.getpid(), self._memory),
-        )
+        pool = start_worker(self._memory)
         pool.submit(int)  # start the worker now, while the first requests are in flight
         return pool
 
@@ -72,6 +69,43 @@ class ParserPool:
                     logger.warning("feed parser worker died; starting another")
                     pool.shutdown(wait=False, cancel_futures=True)
                     self._pool = self._start()
+        return unreadable(body, WORKER_DIED)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def start_worker(memory_bytes: int) -> ProcessPoolExecutor:
+    """One spawned parser worker under the ceilings (crovia_spider/feed/ceilings.py)."""
+    return ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=worker_setup,
+        initargs=(os.getpid(), memory_bytes),
+    )
+
+
+class BlockingParser:
+    """`parse_body` in the worker under its ceilings, waiting for the answer; the worker starts
+    at the first body. A worker that dies is replaced once per body, as ParserPool does."""
+
+    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB, seconds: float = DEFAULT_SECONDS):
+        self._memory = memory_mb << 20
+        self._seconds = seconds
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, body: bytes, headers: dict[str, str]) -> ParsedFeed:
+        """The parsed feed; never raises on bad input (a body past a ceiling is `failed`)."""
+        for _ in range(2):
+            if self._pool is None:
+                self._pool = start_worker(self._memory)
+            try:
+                return self._pool.submit(parse_within, body, headers, self._seconds).result()
+            except BrokenProcessPool:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
         return unreadable(body, WORKER_DIED)
 
     def close(self) -> None:

@@ -37,6 +37,7 @@ from crovia_spider.fetches import (
     parse_headers,
     read_identities,
     sent_validators,
+    signed_entries,
 )
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
@@ -56,7 +57,6 @@ from ledger.fetch_record import (
     NOT_MODIFIED,
     UNCHANGED_BODY,
     UNREADABLE_BODY,
-    entries_digest,
 )
 
 
@@ -173,16 +173,13 @@ class FeedSpider(scrapy.Spider):
             return fetch
         previous = self.state.get(feed.url, {}).get("last_body_sha256")
         fetch.outcome = UNCHANGED_BODY if previous == outcome.sha256 else NEW_BODY
-        if len(items) == len(parsed.entries[: self.max_entries]):
-            identities = [item.identity for item in items]
-        else:  # a subclass left entries out on its own: read them as a verifier will
-            limit = self.max_entries
-            identities = read_identities(parsed, feed.vendor, feed.url, response.url, limit)
-        fetch.entries = {
-            "count": len(identities),
-            "identities_sha256": entries_digest(identities),
-            "limit": self.max_entries,
-        }
+        limit = self.max_entries
+        if len(items) == len(parsed.entries[:limit]):
+            identities, dropped = [item.identity for item in items], 0
+        else:  # entries were left out (unreadable, or by a subclass): read them as a verifier will
+            url = response.url
+            identities, dropped = read_identities(parsed, feed.vendor, feed.url, url, limit)
+        fetch.entries = signed_entries(identities, parsed, limit, dropped)
         self.run.bodies[feed.vendor] = {
             "sha256": outcome.sha256,
             "entries": fetch.entries,

@@ -5,9 +5,13 @@ An AX.OBS envelope is issued only when an item is new or changed; the fetch reco
 ledger/fetch_record.py), one per feed per crawl, say what each fetch's body held. Whether a body
 held an item is decided by reading the kept body again (the caller passes the reader: the
 project's feed parser, which this room may not import) and comparing identities; the entries read
-must be exactly those the record signs (count and digest), else EntriesMismatch. A 304 holds what
-the body it confirms holds. A failed fetch, an unreadable body, or a 304 confirming no known body
-proves nothing and is shown as such.
+must be exactly those the record signs (count and digest, and the counts of what was not read
+where the record states them), else EntriesMismatch. A 304 holds what the body it confirms holds.
+A failed fetch, an unreadable body, or a 304 confirming no known body proves nothing and is shown
+as such. A body that held entries that were not read (past the entry limit, or unreadable), or
+that cannot be read again now (the reader's ceilings), never proves absence: the fetch *cannot
+tell* (`undecided` says why, `mentions` whether the raw bytes name the item), and a bracket is never
+drawn from it.
 
 It reads `axiom_ledger.jsonl` line by line without the lock (a torn last line is skipped), like
 `crovia find`: one pass over the ledger per question.
@@ -15,7 +19,8 @@ It reads `axiom_ledger.jsonl` line by line without the lock (a torn last line is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import html
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,19 +30,31 @@ import orjson
 from ledger import jsonl
 from ledger.envelope import AXIOM_TYPE
 from ledger.exceptions import EntriesMismatch, LedgerNotFound, LineInvalid
-from ledger.fetch_record import FETCH_TYPE, HOLDS_ENTRIES, NOT_MODIFIED, entries_digest
+from ledger.fetch_record import (
+    ENTRY_COUNTS,
+    FETCH_TYPE,
+    HOLDS_ENTRIES,
+    NOT_MODIFIED,
+    entries_digest,
+)
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
 
 # (kept body bytes, the signed body of the fetch record that received it, its final URL) ->
-# the identities of the entries it holds, in feed order, or None when it is not a readable feed.
-BodyReader = Callable[[bytes, Mapping[str, Any], str], "list[dict[str, str]] | None"]
+# `{"identities": [...], "in_body", "over_limit", "unread"}` (the identities read, in feed order,
+# and the counts docs/format.md defines), or `{"error": why}` when it is not a readable feed.
+BodyReader = Callable[[bytes, Mapping[str, Any], str], dict[str, Any]]
 Match = Callable[[Mapping[str, Any]], bool]
 
 
 @dataclass
 class FetchSeen:
-    """One fetch record of a feed, and whether its body held the item (None: it cannot say)."""
+    """One fetch record of a feed, and whether its body held the item (None: it cannot say).
+
+    `undecided` says why a fetch that got a body cannot tell whether the item was absent ("" when
+    it can, or when it proves nothing at all); `mentions` then says whether the body's raw bytes
+    name the item (its URL or guid, as written or XML-escaped). `in_body`, `over_limit` and
+    `unread` are the body's entry counts as read again (None when it was not read)."""
 
     axiom_id: str
     leaf_index: int
@@ -47,6 +64,11 @@ class FetchSeen:
     body_sha256: str
     entries: int | None
     held: bool | None
+    in_body: int | None = None
+    over_limit: int | None = None
+    unread: int | None = None
+    undecided: str = ""
+    mentions: bool | None = None
 
 
 @dataclass
@@ -70,7 +92,8 @@ class FeedTimeline:
 
     def brackets(self) -> dict[str, FetchSeen | None]:
         """`last_without` (the lower bound of "first seen"), `first_with`, `last_with`, and
-        `first_without_after` (the upper bound of "gone"); None where there is no such fetch."""
+        `first_without_after` (the upper bound of "gone"); None where there is no such fetch. A
+        fetch that cannot tell (`undecided`) is never a bracket."""
         known = [f for f in self.fetches if f.held is not None]
         held = [n for n, f in enumerate(known) if f.held]
         if not held:
@@ -86,8 +109,11 @@ class FeedTimeline:
         }
 
     def nearest_before(self, at: str) -> FetchSeen | None:
-        """The last fetch at or before `at` that proves something (a body or a 304 read)."""
-        found = [f for f in self.fetches if f.held is not None and f.fetched_at <= at]
+        """The last fetch at or before `at` that got a body or a 304 the crawl read: it proves
+        something, or says why it cannot tell (`undecided`)."""
+        found = [
+            f for f in self.fetches if (f.held is not None or f.undecided) and f.fetched_at <= at
+        ]
         return found[-1] if found else None
 
     def as_dict(self) -> dict[str, Any]:
@@ -132,12 +158,15 @@ def timeline(
     *,
     feeds: list[tuple[str, str]] | None = None,
     match: Match | None = None,
+    mentions: Sequence[str] = (),
 ) -> Timeline:
     """The timeline of the item whose `object.identity` is `identity`: its versions, and for each
     feed (`feeds` as (vendor, configured URL); by default the feeds its versions came from),
     every fetch record and whether its body held the item (`match`, by default identity
-    equality). Raises LedgerNotFound, EntriesMismatch, BodyMismatch."""
+    equality). Where a fetch cannot tell, its body's raw bytes are searched for `mentions` (by
+    default the identity's link and guid). Raises LedgerNotFound, EntriesMismatch, BodyMismatch."""
     identity = dict(identity)
+    needles = [m for m in (mentions or (identity.get("link"), identity.get("guid"))) if m]
     match = match or (lambda found: found == identity)
     versions: list[Version] = []
     records: list[tuple[int, dict[str, Any]]] = []
@@ -160,9 +189,7 @@ def timeline(
         mine.sort(key=lambda pair: (str(pair[1]["body"].get("fetched_at", "")), pair[0]))
         line = FeedTimeline(vendor, url)
         for index, envelope in mine:
-            held_ids = reader.identities(envelope, index)
-            held = None if held_ids is None else any(match(i) for i in held_ids)
-            line.fetches.append(_seen(envelope, index, held))
+            line.fetches.append(reader.seen(envelope, index, match, needles))
         out.append(line)
     return Timeline(identity, versions, out)
 
@@ -174,9 +201,44 @@ class _Bodies:
         self.store = BodyStore(directory)
         self.read_body = read_body
         self.received: dict[str, tuple[dict[str, Any], str]] = {}
-        self.cache: dict[tuple[str, str], list[dict[str, str]] | None] = {}
+        self.cache: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def identities(self, envelope: Mapping[str, Any], index: int) -> list[dict[str, str]] | None:
+    def seen(
+        self, envelope: Mapping[str, Any], index: int, match: Match, needles: Sequence[str]
+    ) -> FetchSeen:
+        """The fetch record at leaf `index`, and what its body says of the item."""
+        seen = _seen(envelope, index, None)
+        how = self._how(envelope)
+        if how is None:
+            return seen  # nothing was read: it proves nothing
+        digest = envelope["body"]["body_sha256"]
+        data = self.store.get(digest)  # BodyMismatch unless it is the signed bytes
+        key = (digest, how[1])
+        if key not in self.cache:
+            self.cache[key] = self.read_body(data, how[0], how[1])
+        found = self.cache[key]
+        if "identities" not in found:
+            seen.undecided = f"its body could not be read again: {found.get('error')}"
+        else:
+            _held_to_record(envelope, index, found)
+            seen.in_body, seen.over_limit, seen.unread = (found[k] for k in ENTRY_COUNTS)
+            if any(match(i) for i in found["identities"]):
+                seen.held = True
+            elif seen.over_limit or seen.unread:
+                seen.undecided = (
+                    f"its body held {seen.in_body} entries and {seen.over_limit + seen.unread}"
+                    f" were not read ({seen.over_limit} past the entry limit, {seen.unread}"
+                    " unreadable)"
+                )
+            else:
+                seen.held = False
+        if seen.undecided:
+            seen.mentions = mentioned(data, needles)
+        return seen
+
+    def _how(self, envelope: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """(the signed body of the record that received the body, its final URL), or None when
+        the record names no body read as a feed."""
         body = envelope["body"]
         digest = body.get("body_sha256")
         if (
@@ -188,27 +250,37 @@ class _Bodies:
         if body["outcome"] != NOT_MODIFIED:
             final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
             self.received.setdefault(digest, (body, final_url))
-            how = (body, final_url)
-        elif digest in self.received:
-            how = self.received[digest]  # the 304 confirms a body an earlier fetch received
-        else:
-            return None
-        key = (digest, how[1])
-        if key not in self.cache:
-            self.cache[key] = self.read_body(self.store.get(digest), how[0], how[1])
-        found = self.cache[key]
-        if found is None:
-            return None
-        signed = body["entries"]
-        computed = {"count": len(found), "identities_sha256": entries_digest(found)}
-        if computed != {k: signed.get(k) for k in computed}:
-            raise EntriesMismatch(
-                f"leaf {index} (fetch record {envelope.get('axiom_id')}): body {digest} read"
-                " again holds other entries than the record signs",
-                expected={k: signed.get(k) for k in computed},
-                computed=computed,
-            )
-        return found
+            return body, final_url
+        return self.received.get(digest)  # the 304 confirms a body an earlier fetch received
+
+
+def _held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str, Any]) -> None:
+    """EntriesMismatch unless the entries read are those the record signs: count and digest, and
+    the counts of what was not read where the record states them (older records do not)."""
+    signed = envelope["body"]["entries"]
+    identities = found["identities"]
+    computed = {"count": len(identities), "identities_sha256": entries_digest(identities)}
+    computed.update((k, found[k]) for k in ENTRY_COUNTS)
+    names = ["count", "identities_sha256", *(k for k in ENTRY_COUNTS if k in signed)]
+    if any(computed[k] != signed.get(k) for k in names):
+        raise EntriesMismatch(
+            f"leaf {index} (fetch record {envelope.get('axiom_id')}): body"
+            f" {envelope['body'].get('body_sha256')} read again holds other entries than the"
+            " record signs",
+            expected={k: signed.get(k) for k in names},
+            computed={k: computed[k] for k in names},
+        )
+
+
+def mentioned(data: bytes, needles: Sequence[str]) -> bool:
+    """True when the raw bytes `data` hold any of `needles` as written or XML-escaped, in UTF-8 or
+    UTF-16 (a byte search: it says a body names the item, never that an entry holds it)."""
+    for needle in needles:
+        for text in {needle, html.escape(needle, quote=False), html.escape(needle)}:
+            for codec in ("utf-8", "utf-16-le", "utf-16-be"):
+                if text.encode(codec, "replace") in data:
+                    return True
+    return False
 
 
 def _leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -1,0 +1,103 @@
+"""Kept bodies read again for `crovia history` and `crovia absent`, as the crawl read them and
+under the crawl's ceilings, each body once.
+
+A kept body is the bytes a source served, hostile or not: it is parsed in the crawl's worker
+process (crovia_spider/feed/parsepool.py, `BlockingParser`) under CROVIA_PARSE_MEMORY_MB and
+CROVIA_PARSE_SECONDS, never in the command's own process; a body past a ceiling is a body that
+cannot be read again, and says which ceiling. What a body gave is kept in the ledger's read-again
+cache (ledger/store/entry_cache.py) under the body's digest and how it was read, so the next
+question about the feed costs no parse. A failure is reused only under ceilings no larger than
+the ones it failed under. Nothing read from the cache is trusted: a value of the wrong shape is a
+miss, and every answer is held to the fetch record's signed counts and digest by the timeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import feedparser
+
+from crovia_spider.feed.parsepool import BlockingParser
+from crovia_spider.fetches import read_kept_body
+from ledger.canonical import canonical_json
+from ledger.fetch_record import ENTRY_COUNTS
+from ledger.store.entry_cache import EntryCache
+
+# Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,
+# body.py), so no answer of the old rule is taken for one of the new.
+READ_RULE = 1
+_IDENTITY_KEYS = frozenset(("family", "guid", "link"))
+
+
+class KeptBodyReader:
+    """A `ledger.store.timeline` BodyReader: `reader(body, record_body, final_url)`."""
+
+    def __init__(self, ledger_dir: str | Path, memory_mb: int, seconds: float) -> None:
+        self.memory_mb, self.seconds = memory_mb, seconds
+        self.parser = BlockingParser(memory_mb, seconds)
+        self.cache = EntryCache(ledger_dir)
+
+    def __call__(
+        self, body: bytes, record_body: Mapping[str, Any], final_url: str
+    ) -> dict[str, Any]:
+        digest = hashlib.sha256(body).hexdigest()
+        key = cache_key(digest, record_body, final_url)
+        cached = self.cache.get(key)
+        if cached is not None and self._usable(cached):
+            return {k: v for k, v in cached.items() if k in ("identities", "error", *ENTRY_COUNTS)}
+        found = read_kept_body(body, record_body, final_url, self.parser)
+        if "identities" in found:
+            self.cache.put(key, digest, found)
+        else:
+            ceilings = {"memory_mb": self.memory_mb, "seconds": self.seconds}
+            self.cache.put(key, digest, {**found, **ceilings})
+        return found
+
+    def close(self) -> None:
+        self.parser.close()
+        self.cache.close()
+
+    def _usable(self, value: dict[str, Any]) -> bool:
+        """A cached value of the right shape; a failure only if it failed under ceilings at
+        least as large as these (a larger ceiling may read the body)."""
+        if "error" in value:
+            memory, seconds = value.get("memory_mb"), value.get("seconds")
+            return (
+                type(value["error"]) is str
+                and type(memory) is int
+                and type(seconds) in (int, float)
+                and memory >= self.memory_mb
+                and seconds >= self.seconds
+            )
+        identities = value.get("identities")
+        return (
+            type(identities) is list
+            and all(
+                type(i) is dict
+                and i.keys() == _IDENTITY_KEYS
+                and all(type(v) is str for v in i.values())
+                for i in identities
+            )
+            and all(type(value.get(k)) is int and value[k] >= 0 for k in ENTRY_COUNTS)
+        )
+
+
+def cache_key(digest: str, record_body: Mapping[str, Any], final_url: str) -> str:
+    """The read-again cache key of the body `digest` read as `record_body` says: everything the
+    reading depends on (the record's feed, Content-Type and limit, the final URL, the rule and
+    feedparser's version)."""
+    entries = record_body.get("entries")
+    how = [
+        READ_RULE,
+        feedparser.__version__,
+        digest,
+        final_url,
+        record_body.get("content_type", ""),
+        record_body.get("vendor"),
+        record_body.get("feed_url"),
+        entries.get("limit") if isinstance(entries, Mapping) else None,
+    ]
+    return hashlib.sha256(canonical_json(how)).hexdigest()
