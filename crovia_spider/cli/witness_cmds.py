@@ -13,6 +13,8 @@ from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 
+ROTATIONS_TIMEOUT = 10.0  # seconds one read of a log's rotations.json may take
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `witness serve` and `witness vkey`."""
@@ -32,6 +34,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="VKEY",
         help="a log to witness: its note verifier key (`crovia pubkey` prints it), whose name is"
         " the log's origin; ORIGIN=VKEY is accepted too. Repeat for several logs",
+    )
+    serve.add_argument(
+        "--rotations",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="a witnessed log's published directory or http(s) URL: its signed rotations.json is"
+        " read at start and before each checkpoint, so the witness follows the log's key"
+        " rotations from its pinned key, holding each checkpoint to the key of its size's era (as"
+        " `crovia monitor` does). Repeat for several logs",
     )
     serve.add_argument(
         "--state", type=Path, default=Path("data/witness"), help="state directory (%(default)s)"
@@ -56,7 +68,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ledger.monitor import Witness
 
     logs = parse_logs(args.log)
-    return serve(Witness(args.state, _signer(args), logs), args.host, args.port)
+    sources = [_rotations_reader(spec) for spec in args.rotations]
+    witness = Witness(args.state, _signer(args), logs, rotations=sources)
+    return serve(witness, args.host, args.port)
+
+
+def _rotations_reader(spec: str):
+    """A function reading `spec`'s rotations.json afresh, within its own deadline each time."""
+    from ledger.monitor import open_source
+    from ledger.monitor.keys import MAX_ROTATIONS
+    from ledger.publish.publisher import ROTATIONS
+
+    return lambda: open_source(spec, timeout=ROTATIONS_TIMEOUT).get(ROTATIONS, MAX_ROTATIONS)
 
 
 def cmd_vkey(args: argparse.Namespace) -> int:
