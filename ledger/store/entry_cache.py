@@ -40,8 +40,17 @@ CREATE TABLE IF NOT EXISTS reads (
 class EntryCache:
     """The read-again cache of the ledger at `ledger_dir` (see the module docstring)."""
 
-    def __init__(self, ledger_dir: str | Path) -> None:
+    def __init__(
+        self,
+        ledger_dir: str | Path,
+        *,
+        max_rows: int = MAX_ROWS,
+        max_total_bytes: int = MAX_TOTAL_BYTES,
+        max_value_bytes: int = MAX_VALUE_BYTES,
+    ) -> None:
         self.path = Path(ledger_dir) / CACHE_FILE
+        self.max_rows, self.max_total_bytes = max_rows, max_total_bytes
+        self.max_value_bytes = max_value_bytes
         self._db: sqlite3.Connection | None = None
         self._broken = False
 
@@ -69,7 +78,7 @@ class EntryCache:
         """Keep `value` for `key` (unless it is too large), evicting the least recently used."""
         data = orjson.dumps(value)
         db = self._open()
-        if db is None or len(data) > MAX_VALUE_BYTES:
+        if db is None or len(data) > self.max_value_bytes:
             return
         try:
             with db:
@@ -108,16 +117,17 @@ class EntryCache:
         self._db = db
         return db
 
-    @staticmethod
-    def _evict(db: sqlite3.Connection) -> None:
+    def _evict(self, db: sqlite3.Connection) -> None:
         db.execute(
             "DELETE FROM reads WHERE key IN"
-            " (SELECT key FROM reads ORDER BY used DESC LIMIT -1 OFFSET ?)",
-            (MAX_ROWS,),
+            " (SELECT key FROM reads ORDER BY used DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            (self.max_rows,),
         )
         total = 0
-        rows = db.execute("SELECT key, length(value) FROM reads ORDER BY used DESC").fetchall()
+        rows = db.execute(
+            "SELECT key, length(value) FROM reads ORDER BY used DESC, rowid DESC"
+        ).fetchall()
         for key, size in rows:
             total += size
-            if total > MAX_TOTAL_BYTES:
+            if total > self.max_total_bytes:
                 db.execute("DELETE FROM reads WHERE key = ?", (key,))
