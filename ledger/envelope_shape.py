@@ -18,7 +18,7 @@ from typing import Any
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
-from ledger.fetch_record import FETCH_TYPE, OUTCOMES
+from ledger.fetch_record import FETCH_TYPE, OUTCOMES, entries_problem
 
 ENVELOPE_KEYS = frozenset(
     {
@@ -128,6 +128,8 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
         raise EnvelopeMalformed(
             "envelope.body.outcome", expected=list(OUTCOMES), computed=envelope["body"]["outcome"]
         )
+    if reported is REPORTED_FETCH and (problem := entries_problem(envelope["body"].get("entries"))):
+        raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["entries"])
     if anchor:
         first_anchor(envelope)
 

@@ -65,6 +65,27 @@
     return rows;
   }
 
+  // What a fetch record (AX.FETCH) vouches for, as crovia verify words it (describe_fetch): the
+  // feed, the fetch, the body, the entries read and what the body held besides (issue 30).
+  function fetchRows(env, body) {
+    if (env.axiom_type !== "AX.FETCH") return [];
+    const entries = body.entries && typeof body.entries === "object" ? body.entries : {};
+    const rows = [
+      ["feed", "feed_url", body.feed_url],
+      ["fetched at", "fetched_at", body.fetched_at],
+      ["outcome", "outcome", body.outcome],
+    ];
+    if (body.body_sha256 !== undefined) rows.push(["body", "body_sha256", body.body_sha256]);
+    if (entries.count !== undefined) {
+      rows.push(["entries read", "entries_read", `${show(entries.count)} (limit ${show(entries.limit)})`]);
+    }
+    if (entries.in_body !== undefined) {
+      rows.push(["entries in the body", "entries_in_body",
+        `${show(entries.in_body)}: ${show(entries.over_limit)} over the limit, ${show(entries.unread)} unreadable`]);
+    }
+    return rows;
+  }
+
   function renderVouches(receipt, stamps) {
     const list = $("vouches");
     list.replaceChildren();
@@ -75,6 +96,7 @@
     const record = body.spider_record || {};
     const rows = [
       ["vendor", "vendor", body.vendor],
+      ...fetchRows(env, body),
       ["title", "title", body.title],
       ["address", "url", record.url],
       ["observed at", "observed_at", record.observed_at],

@@ -662,7 +662,24 @@
     if (reported === REPORTED_FETCH && !FETCH_OUTCOMES.includes(env.body.outcome)) {
       throw new CheckFailed("envelope_shape", "envelope.body.outcome", FETCH_OUTCOMES, plain(env.body.outcome));
     }
+    if (reported === REPORTED_FETCH) checkFetchEntries(env.body.entries);
     firstAnchor(env);
+  }
+
+  // A fetch record's `entries`, as ledger/fetch_record.py entries_problem: the read part alone
+  // (records before issue 30) or with the counts of what the body held besides, ints adding up.
+  const FETCH_ENTRIES_READ = ["count", "identities_sha256", "limit"];
+  const FETCH_ENTRY_COUNTS = ["in_body", "over_limit", "unread"];
+  function checkFetchEntries(entries) {
+    if (entries === undefined || entries === null) return;
+    const fail = (what) => { throw new CheckFailed("envelope_shape", `envelope.body.entries ${what}`, null, plain(entries)); };
+    const whole = [...FETCH_ENTRIES_READ, ...FETCH_ENTRY_COUNTS];
+    if (!isObject(entries) || !(sameSet(Object.keys(entries), FETCH_ENTRIES_READ) || sameSet(Object.keys(entries), whole))) fail("keys");
+    if (typeof entries.identities_sha256 !== "string" || !HEX64.test(entries.identities_sha256)) fail("identities_sha256 is 64 lowercase hex");
+    for (const name of ["count", "limit", ...FETCH_ENTRY_COUNTS]) if (has(entries, name) && !(entries[name] instanceof JsonInt)) fail(`${name} is an int`);
+    if (!has(entries, "in_body")) return;
+    if (FETCH_ENTRY_COUNTS.some((name) => entries[name].big < 0n)) fail("counts are not negative");
+    if (entries.in_body.big !== entries.count.big + entries.over_limit.big + entries.unread.big) fail("in_body is count + over_limit + unread");
   }
 
   async function checkLeafHash(receipt) {
