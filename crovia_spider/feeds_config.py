@@ -30,7 +30,7 @@ ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
-_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+_ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
 _KEYS = {"vendor", "url", "spider", "category", "enabled", "delay", "title", "notes"}
 
 
@@ -162,7 +162,7 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
         if key in raw and not isinstance(raw[key], str):
             raise TypeError(f"{key!r} must be a string")
     for key in ("vendor", "spider", "category"):
-        if key in raw and not _ID.match(raw[key]):
+        if key in raw and not _ID.fullmatch(raw[key]):
             raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
     _check_url(raw["url"])
     if not isinstance(raw.get("enabled", True), bool):

@@ -31,7 +31,7 @@ _TOP_LEVEL = {
     "default_decision_hint": "default_decision_hint",
     "rules": "[[rules]]",
 }
-_CATEGORY = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+_CATEGORY = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch: ^...$ lets a final newline by
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _rule(path: Path, index: int, raw: Any) -> Rule:
         raise ConfigError(f"{where}: sets nothing (give decision_hint and/or category)")
     if outputs.get("decision_hint", "POSITIVE") not in DECISION_HINTS:
         raise ConfigError(f"{where}: decision_hint must be one of {list(DECISION_HINTS)}")
-    if not _CATEGORY.match(outputs.get("category", "news")):
+    if not _CATEGORY.fullmatch(outputs.get("category", "news")):
         raise ConfigError(f"{where}: category must be lower-case letters, digits and _")
     return Rule(str(raw.get("name", f"rule {index}")), _compile(conditions), outputs)
 

@@ -41,3 +41,30 @@ def test_schedule_numbers_are_ascii() -> None:
         parse_duration(f"{ARABIC_THREE}h")
     with pytest.raises(ValueError):
         crontab_weekdays(ARABIC_THREE)
+
+
+# A pattern anchored with `$`: Python's `$` also matches before a final newline (JavaScript's does
+# not), so `re.match("^[a-z]+$", "openai\n")` passes. Ours use fullmatch instead.
+_DOLLAR_END = re.compile(r"""re\.compile\(.*\$["']\)""")
+
+
+def test_no_pattern_of_ours_ends_in_a_dollar_that_lets_a_newline_by() -> None:
+    found = []
+    for package in ("ledger", "crovia_spider", "pipelines"):
+        for path in sorted((PROJECT_ROOT / package).rglob("*.py")):
+            for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+                if _DOLLAR_END.search(line):
+                    found.append(f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()}")
+    assert not found, "use fullmatch (a final `$` matches before a newline):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("name", ["openai\n", "open\u0663ai", "OPENAI"])
+def test_a_feed_id_with_a_final_newline_or_other_digits_is_refused(tmp_path, name) -> None:
+    from crovia_spider.exceptions import ConfigError
+    from crovia_spider.feeds_config import load_feeds
+
+    feeds = tmp_path / "feeds.toml"
+    quoted = name.replace("\n", "\\n")
+    feeds.write_text(f'[[feeds]]\nvendor = "{quoted}"\nurl = "https://example.org/feed"\n')
+    with pytest.raises(ConfigError):
+        load_feeds(feeds)

@@ -15,9 +15,11 @@ from urllib.parse import urlsplit
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
 # New-style ids (2007+) and old-style archive/number ids (hep-th/9901001, math.GT/0309136).
 _ID = r"(?P<id>[0-9]{4}\.[0-9]{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/[0-9]{7})(?:v(?P<version>[0-9]+))?"
-_DESCRIPTION = re.compile(rf"^\s*arXiv:{_ID}\s+Announce Type:\s*(?P<type>[a-z-]+)", re.I)
-_LEGACY_TITLE = re.compile(rf"\(arXiv:{_ID}\s*\[[^\]]*\]\s*(?P<marker>CROSS LISTED|UPDATED)?\)\s*$")
-_ABS_PATH = re.compile(rf"^/abs/{_ID}$")
+_DESCRIPTION = re.compile(rf"^\s*arXiv:{_ID}\s+Announce Type:\s*(?P<type>[a-z-]+)", re.I | re.A)
+_LEGACY_TITLE = re.compile(
+    rf"\(arXiv:{_ID}\s*\[[^\]]*\]\s*(?P<marker>CROSS LISTED|UPDATED)?\)\s*\Z"
+)
+_ABS_PATH = re.compile(rf"/abs/{_ID}")  # fullmatch, not ^...$ (which lets a final newline by)
 _LEGACY_TYPES = {None: "new", "CROSS LISTED": "cross", "UPDATED": "replace"}
 
 
@@ -67,7 +69,7 @@ def _from_ids(entry: dict[str, Any], link: str) -> tuple[str, int, str] | None:
             path = urlsplit(candidate).path
         except ValueError:  # the feed's own id is any text: "http://[x/abs/..." is no URL
             continue
-        match = _ABS_PATH.match(path)
+        match = _ABS_PATH.fullmatch(path)
         if match is not None:
             return match["id"], int(match["version"] or 0), ""
     return None
