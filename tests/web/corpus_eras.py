@@ -21,6 +21,7 @@ import nacl.signing
 from crovia_spider.demo_tsa import TestPki
 from ledger.canonical import canonical_json
 from ledger.envelope import sign_envelope
+from ledger.fetch_record import new_fetch_envelope
 from ledger.keys.rotation import rotation_signed_bytes
 from ledger.merkle import leaf_hash
 from ledger.seal import seal_signed_bytes
@@ -66,6 +67,23 @@ def one_leaf_with(receipt: dict[str, Any], section: str, name: str, change) -> d
     out["verifier"]["url"] = f"/v/{full['axiom_id']}"
     out["ledger"]["leaf_hash"] = leaf
     return resealed(out, TEST_KEY, merkle_root=leaf, rfc6962_root=leaf)
+
+
+def _fetch_receipt(directory: Path) -> dict[str, Any]:
+    """A one-leaf ledger of one fetch record signed by TEST_KEY: its receipt."""
+    fetched_at = "2026-06-18T04:43:37.000000Z"
+    envelope = new_fetch_envelope(
+        spider="vendor_press", vendor="lab", feed_url="https://lab.example.org/feed.xml",
+        outcome="new_body", fetched_at=fetched_at, run_hash="0" * 64, body_sha256="b" * 64,
+        fetch={"body_sha256": "b" * 64, "fetched_at": fetched_at,
+               "final_url": "https://lab.example.org/feed.xml", "status": 200},
+        entries={"count": 1, "identities_sha256": "c" * 64, "limit": 2000},
+        content_type="application/rss+xml", issued_at="2026-06-18T04:43:37Z",
+    )  # fmt: skip
+    with Ledger.open(directory, signing_key=TEST_KEY) as ledger:
+        (issued,) = ledger.issue([envelope])
+        ledger.seal()
+        return ledger.receipt(issued.axiom_id)
 
 
 def arabic(text: str) -> str:
@@ -194,6 +212,10 @@ def hostile_cases(work: Path, pki: TestPki) -> list[Expected]:
         "key_rotation",
     )
     single = build_ledger(work / "single", 1)[0]
+    fetch = _fetch_receipt(work / "fetch")
+    odd_fetched = one_leaf_with(fetch, "body", "fetched_at", arabic)
+    add("digits: fetched_at", odd_fetched, pin_a, "invalid", "envelope_shape")
+    add("a fetch record in ASCII", fetch, pin_a, "valid")
     for section, name in (("", "issued_at"), ("subject", "observed_at")):
         add(
             f"digits: {name}",
