@@ -110,7 +110,7 @@ def _tokens(receipt: Mapping[str, Any], roots: Sequence[x509.Certificate]):
     entries = receipt.get("rfc3161_timestamps", ())
     if not entries:
         return
-    from ledger.stamps.tst import check_token
+    from ledger.stamps.tst import check_not_before_seal, check_token
 
     data = stamped_bytes(receipt["seal"])
     for number, entry in enumerate(entries):
@@ -127,6 +127,12 @@ def _tokens(receipt: Mapping[str, Any], roots: Sequence[x509.Certificate]):
                 expected=facts.gen_time,
                 computed=entry["gen_time"],
             )
+        try:
+            check_not_before_seal(facts, receipt["seal"]["sealed_at"])
+        except Rfc3161Invalid as exc:
+            raise Rfc3161Invalid(
+                f"{where}: {exc.args[0]}", expected=exc.expected, computed=exc.computed
+            ) from None
         yield entry["tsa_url"], facts
 
 
@@ -157,6 +163,7 @@ def _proof(seal: Mapping[str, Any], anchor: Mapping[str, Any]) -> ots.ProofSumma
             expected=proven,
             computed=claimed,
         )
+    ots.check_submitted_to(summary, anchor["ots_url"])
     return summary
 
 

@@ -234,6 +234,39 @@ def parse_calendar_reply(message: bytes, body: bytes) -> Timestamp:
     )
 
 
+def check_names_calendar(stamp: Timestamp, calendar: str) -> Timestamp:
+    """`stamp` (a calendar's answer), if every PendingAttestation in it names `calendar`, the
+    calendar asked, exactly. A calendar that answers with another calendar's promise (an
+    aggregator's, or anyone's) would have us keep, publish and later ask a calendar the operator
+    never named. Raises OtsInvalid naming the others."""
+    others = sorted(
+        {
+            attestation.uri
+            for _, attestation in stamp.all_attestations()
+            if isinstance(attestation, PendingAttestation) and attestation.uri != calendar
+        }
+    )
+    if others:
+        raise OtsInvalid(
+            "the calendar's answer has a pending attestation naming another calendar",
+            expected=calendar,
+            computed=others,
+        )
+    return stamp
+
+
+def check_submitted_to(summary: ProofSummary, ots_url: object) -> None:
+    """A pending proof must be pending at the calendar the receipt says the seal was submitted to
+    (`bitcoin_anchor.ots_url`): a proof pending only at calendars the receipt does not name is
+    refused (docs/stamps.md, "Calendars"). Raises OtsInvalid."""
+    if summary.status == "pending_next_stamp" and ots_url not in summary.pending:
+        raise OtsInvalid(
+            "the proof is not pending at the calendar the receipt was submitted to (ots_url)",
+            expected=list(summary.pending),
+            computed=ots_url,
+        )
+
+
 def as_pending(stamp: Timestamp, calendar: str) -> Timestamp:
     """`stamp` (a calendar's submit reply) with every attestation that is not pending replaced by
     a PendingAttestation of `calendar` at the same commitment: a calendar's word that a digest is

@@ -23,6 +23,7 @@ from ledger.envelope import utc_now_seconds
 from ledger.exceptions import StampTransportError, VerificationError
 from ledger.stamps import ots, rfc3161, seal_digest, stamped_bytes
 from ledger.stamps.store import StampStore
+from ledger.stamps.tst import check_not_before_seal
 
 OTS_TYPE = "application/vnd.opentimestamps.v1"
 
@@ -103,6 +104,7 @@ class Stamper:
                     url, request.der, content_type=rfc3161.QUERY_TYPE, accept=rfc3161.REPLY_TYPE
                 )
                 token, facts = rfc3161.accept_reply(reply, request, data, self.roots)
+                check_not_before_seal(facts, seal["sealed_at"])
             except (StampTransportError, VerificationError) as exc:
                 self._failed("rfc3161", url, record, exc)
                 continue
@@ -128,7 +130,8 @@ class Stamper:
                 body = self.transport.post(
                     _join(url, "digest"), digest, content_type=OTS_TYPE, accept=OTS_TYPE
                 )
-                stamp.merge(ots.as_pending(ots.parse_calendar_reply(digest, body), url))
+                reply = ots.check_names_calendar(ots.parse_calendar_reply(digest, body), url)
+                stamp.merge(ots.as_pending(reply, url))
             except (StampTransportError, VerificationError) as exc:
                 self._failed("ots_submit", url, record, exc)
                 continue
@@ -155,7 +158,7 @@ class Stamper:
                 body = self.transport.get(
                     _join(url, f"timestamp/{commitment.hex()}"), accept=OTS_TYPE
                 )
-                upgraded = ots.parse_calendar_reply(commitment, body)
+                upgraded = ots.check_names_calendar(ots.parse_calendar_reply(commitment, body), url)
             except StampTransportError as exc:
                 if exc.status != 404:  # 404: the calendar has not reached Bitcoin yet
                     self._failed("ots_upgrade", url, record, exc)

@@ -2,12 +2,16 @@
 
 The token (DER ContentInfo) is parsed with pyasn1-modules' CMS and TSP structures; signatures are
 checked with `cryptography`; the chain to pinned roots is checked by rfc3161-client (OpenSSL's
-PKCS7_verify at the token's genTime). Every refusal raises Rfc3161Invalid naming what differed.
+PKCS7_verify at the token's genTime, purpose timestampsign: every issuer a CA by basicConstraints
+with keyCertSign when keyUsage is present, pathLenConstraint held). Every refusal raises
+Rfc3161Invalid naming what differed. A token must also be no older than the seal it stamps
+(`check_not_before_seal`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,13 +34,14 @@ SHA256_OID = "2.16.840.1.101.3.4.2.1"
 @dataclass(frozen=True)
 class TokenFacts:
     """A token that passed: its genTime (ISO 8601, Z), the TSA certificate's subject, whether it
-    chains to a pinned root, and its nonce (None when the token has none).
+    chains to a pinned root, its nonce (None when the token has none), and its genTime as a time.
     """
 
     gen_time: str
     tsa_subject: str
     pinned: bool
     nonce: int | None
+    gen_at: datetime
 
 
 def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = ()) -> TokenFacts:
@@ -63,15 +68,49 @@ def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -
     sig.check_signed_attrs(info, tst_der, cert_der)
     sig.verify_signer(info, cert)
     _check_eku(cert)
+    _check_key_usage(cert)
     if roots:
         _check_chain(token, data, roots)
     nonce = tst["nonce"]
+    gen_at = tst["genTime"].asDateTime.astimezone(UTC)
     return TokenFacts(
-        gen_time=_iso(tst["genTime"].asDateTime),
+        gen_time=_iso(gen_at),
         tsa_subject=cert.subject.rfc4514_string(),
         pinned=bool(roots),
         nonce=int(nonce) if nonce.isValue else None,
+        gen_at=gen_at,
     )
+
+
+# A seal's `sealed_at`: ASCII digits only (Python's digit class would take other scripts' digits).
+_SEALED_AT = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z", re.ASCII
+)
+
+
+def check_not_before_seal(facts: TokenFacts, sealed_at: object) -> None:
+    """A stamp cannot predate what it stamps: refuse a token whose genTime is before the seal's
+    `sealed_at` (whole seconds, so a genTime in its second is not before it). Raises
+    Rfc3161Invalid, also when `sealed_at` is no UTC time to hold the genTime against.
+    """
+    match = _SEALED_AT.fullmatch(sealed_at) if isinstance(sealed_at, str) else None
+    try:
+        sealed = datetime(*map(int, match.groups()), tzinfo=UTC) if match else None
+    except ValueError:
+        sealed = None
+    if sealed is None:
+        raise Rfc3161Invalid(
+            "the seal's sealed_at is not a UTC time to hold the token's genTime against",
+            expected="YYYY-MM-DDTHH:MM:SSZ",
+            computed=sealed_at,
+        )
+    if facts.gen_at < sealed:
+        raise Rfc3161Invalid(
+            "the token's genTime is before the seal's sealed_at (a stamp cannot predate what it"
+            " stamps)",
+            expected=f">= {sealed_at}",
+            computed=facts.gen_time,
+        )
 
 
 def _parse(token: bytes) -> tuple[rfc5652.SignedData, bytes, rfc3161.TSTInfo]:
@@ -195,6 +234,31 @@ def _check_eku(cert: x509.Certificate) -> None:
             "the TSA certificate's extendedKeyUsage is not critical timeStamping only (RFC 3161)",
             expected=timestamping.dotted_string,
             computed=None if eku is None else [o.dotted_string for o in eku.value],
+        )
+
+
+def _check_key_usage(cert: x509.Certificate) -> None:
+    """A TSA certificate's keyUsage, when present, is digitalSignature and/or nonRepudiation only
+    (RFC 5280; OpenSSL's timestampsign purpose, which `_check_chain` applies with a pinned root,
+    holds every token to it here, pinned or not)."""
+    try:
+        usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return
+    others = {
+        "keyEncipherment": usage.key_encipherment,
+        "dataEncipherment": usage.data_encipherment,
+        "keyAgreement": usage.key_agreement,
+        "keyCertSign": usage.key_cert_sign,
+        "cRLSign": usage.crl_sign,
+    }
+    if any(others.values()) or not (usage.digital_signature or usage.content_commitment):
+        raise Rfc3161Invalid(
+            "the TSA certificate's keyUsage is not digitalSignature and/or nonRepudiation only",
+            expected=["digitalSignature", "nonRepudiation"],
+            computed=[name for name, on in others.items() if on]
+            + ["digitalSignature"] * usage.digital_signature
+            + ["nonRepudiation"] * usage.content_commitment,
         )
 
 

@@ -21,6 +21,8 @@
     signingCertificateV2: "1.2.840.113549.1.9.16.2.47",
     sha256: "2.16.840.1.101.3.4.2.1",
     extKeyUsage: "2.5.29.37",
+    keyUsage: "2.5.29.15",
+    basicConstraints: "2.5.29.19",
     timeStamping: "1.3.6.1.5.5.7.3.8",
   };
   // ledger/stamps/signature.py: the digests and signature algorithms a token may use.
@@ -273,6 +275,27 @@
     }
   }
 
+  // keyUsage as OpenSSL reads it (its first two bytes: bit 0, digitalSignature, is 0x80 of the
+  // first), or null when the certificate has none.
+  function keyUsageOf(cert) {
+    const ext = (cert.extensions || []).find((e) => e.extnID === OID.keyUsage);
+    if (!ext) return null;
+    const bits = ext.parsedValue instanceof asn1js.BitString ? bytesOf(ext.parsedValue.valueBlock.valueHexView) : new Uint8Array(0);
+    return (bits[0] || 0) | ((bits[1] || 0) << 8);
+  }
+  const KU = { digitalSignature: 0x80, nonRepudiation: 0x40, keyCertSign: 0x04 };
+
+  // A TSA certificate's keyUsage, when present, is digitalSignature and/or nonRepudiation only
+  // (ledger/stamps/tst.py _check_key_usage; OpenSSL's timestampsign purpose).
+  function checkKeyUsage(cert) {
+    const usage = keyUsageOf(cert);
+    const signing = KU.digitalSignature | KU.nonRepudiation;
+    if (usage !== null && ((usage & ~signing) || !(usage & signing))) {
+      tokenFail("the TSA certificate's keyUsage is not digitalSignature and/or nonRepudiation only",
+        ["digitalSignature", "nonRepudiation"], usage);
+    }
+  }
+
   function subjectOf(cert) {
     // RFC 4514 order (most specific first), as `crovia verify` prints it.
     const short = { "2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O", "2.5.4.11": "OU" };
@@ -345,31 +368,88 @@
     }
     if (!result.signatureVerified) tokenFail("the CMS signature does not verify under the TSA certificate", subjectOf(cert));
     checkEku(cert);
+    checkKeyUsage(cert);
     if (trusted) {
       const others = (signed.certificates || []).filter((c) => c instanceof pkijs.Certificate && c !== cert);
       const failure = await chainFailure(cert, others, roots, tst.genTime);
       if (failure) tokenFail(`the TSA certificate does not chain to a pinned root: ${failure}`, roots.map(subjectOf));
     }
-    return { gen_time: isoTime(tst.genTime), tsa_subject: subjectOf(cert), pinned: trusted };
+    return { gen_time: isoTime(tst.genTime), tsa_subject: subjectOf(cert), pinned: trusted, gen_at: tst.genTime };
   }
 
   // Why `cert` does not chain to one of `roots` at `date`, or null when it does. Trusted first
   // (as OpenSSL builds paths): straight from a root, then through the token's other
-  // certificates, which are not signed and may be anything.
+  // certificates, which are not signed and may be anything. PKI.js builds the path and checks its
+  // signatures, names and dates; it takes the last certificate it is given for the one to
+  // chain, so the TSA certificate goes last. What PKI.js does not hold a path to, OpenSSL does
+  // (rfc3161-client, in `crovia verify`): `pathFailure` holds the path it built to that.
   async function chainFailure(cert, others, roots, date) {
+    const certDer = derOf(cert.toSchema());
+    const carried = others.filter((c) => !sameBytes(derOf(c.toSchema()), certDer));
     let failure = "no path";
-    for (const certs of [[cert], [cert, ...others]]) {
+    for (const certs of [[cert], [...carried, cert]]) {
       const engine = new pkijs.CertificateChainValidationEngine({ trustedCerts: roots.slice(), certs, checkDate: date });
       try {
         const outcome = await engine.verify();
-        if (outcome.result) return null;
+        if (outcome.result) return pathFailure(engine.certs, certDer);
         failure = outcome.resultMessage;
       } catch (err) {
         failure = (err && err.resultMessage) || String(err);
       }
-      if (!others.length) break;
+      if (!carried.length) break;
     }
     return failure;
+  }
+
+  // OpenSSL's checks of a built path (crypto/x509/x509_vfy.c check_chain_extensions, with the
+  // timestampsign purpose rfc3161-client sets), over `path` = [TSA certificate, ..., root]:
+  // every certificate above the TSA's is a CA (X509_check_ca: keyUsage, when present, has
+  // keyCertSign; basicConstraints CA:TRUE, required of every one below the root; a root without
+  // basicConstraints passes as OpenSSL lets it, a v1 self-signed one or one whose keyUsage has
+  // keyCertSign), and each pathLenConstraint bounds the CA certificates below it that are not
+  // self-issued. The TSA certificate's own keyUsage and extendedKeyUsage are held by checkToken.
+  function pathFailure(path, certDer) {
+    if (!path.length || !sameBytes(derOf(path[0].toSchema()), certDer)) return "the path found does not start at the TSA certificate";
+    let below = 0; // CA certificates below, not self-issued (OpenSSL's plen)
+    for (let i = 1; i < path.length; i++) {
+      const cert = path[i];
+      const ca = caKind(cert);
+      const root = i === path.length - 1;
+      if (!ca || (!root && ca !== 1)) {
+        return `certificate ${i} of the path (${subjectOf(cert)}) is not a CA certificate: basicConstraints CA:TRUE, and keyCertSign when keyUsage is present`;
+      }
+      const limit = pathLenOf(cert);
+      if (i > 1 && limit !== null && below > limit) {
+        return `certificate ${i} of the path (${subjectOf(cert)}) allows ${limit} CA certificate(s) below it, the path has ${below}`;
+      }
+      if (!sameBytes(derOf(cert.subject.toSchema()), derOf(cert.issuer.toSchema()))) below++;
+    }
+    return null;
+  }
+
+  // X509_check_ca: 0 not a CA, 1 by basicConstraints, 3 a v1 self-signed root, 4 by keyUsage,
+  // 5 by Netscape's certificate type.
+  function caKind(cert) {
+    const usage = keyUsageOf(cert);
+    if (usage !== null && !(usage & KU.keyCertSign)) return 0;
+    const bc = (cert.extensions || []).find((e) => e.extnID === OID.basicConstraints);
+    if (bc) {
+      const value = bc.parsedValue;
+      if (!(value instanceof pkijs.BasicConstraints)) return 0;
+      const limit = value.pathLenConstraint;
+      if (typeof limit === "number" && limit < 0) return 0; // OpenSSL: an invalid extension
+      return value.cA === true ? 1 : 0;
+    }
+    if (cert.version === 0 && sameBytes(derOf(cert.subject.toSchema()), derOf(cert.issuer.toSchema()))) return 3;
+    if (usage !== null) return 4;
+    return 0; // (Netscape's CA types: PKI.js cannot read the extension; refused, never trusted)
+  }
+
+  // pathLenConstraint, or null when there is none (or it is too large to bound anything).
+  function pathLenOf(cert) {
+    const bc = (cert.extensions || []).find((e) => e.extnID === OID.basicConstraints);
+    const limit = bc && bc.parsedValue instanceof pkijs.BasicConstraints ? bc.parsedValue.pathLenConstraint : undefined;
+    return typeof limit === "number" && Number.isSafeInteger(limit) ? limit : null;
   }
 
   // Chaining to a root, `crovia verify` parses the SignerInfo again with rfc3161-client, which
@@ -415,9 +495,38 @@
       if (entry.gen_time !== facts.gen_time) {
         throw new CheckFailed("rfc3161", `${where}: gen_time is the token's genTime`, facts.gen_time, entry.gen_time);
       }
-      out.push({ checked: true, ...facts });
+      const late = notBeforeSeal(facts, receipt.seal.sealed_at);
+      if (late) throw new CheckFailed("rfc3161", `${where}: ${late[0]}`, late[1], late[2]);
+      out.push({ checked: true, gen_time: facts.gen_time, tsa_subject: facts.tsa_subject, pinned: facts.pinned });
     }
     return out;
+  }
+
+  // A stamp cannot predate what it stamps (ledger/stamps/tst.py check_not_before_seal): the
+  // token's genTime may not be before the seal's sealed_at (whole seconds, ASCII digits only).
+  // [message, expected, computed] of the refusal, or null.
+  const SEALED_AT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z$/;
+  function notBeforeSeal(facts, sealedAt) {
+    const parts = typeof sealedAt === "string" ? SEALED_AT.exec(sealedAt) : null;
+    const sealed = parts ? utcTime(parts.slice(1).map(Number)) : null;
+    if (sealed === null) {
+      return ["the seal's sealed_at is not a UTC time to hold the token's genTime against", "YYYY-MM-DDTHH:MM:SSZ", plain(sealedAt)];
+    }
+    if (facts.gen_at.getTime() < sealed) {
+      return ["the token's genTime is before the seal's sealed_at (a stamp cannot predate what it stamps)", `>= ${sealedAt}`, facts.gen_time];
+    }
+    return null;
+  }
+
+  // Milliseconds since 1970 of [year, month, day, hour, minute, second], or null for a time
+  // Python's datetime refuses (month 13, 30 February, hour 24, second 60, year 0).
+  function utcTime([year, month, day, hour, minute, second]) {
+    const date = new Date(0);
+    date.setUTCFullYear(year, month - 1, day);
+    date.setUTCHours(hour, minute, second, 0);
+    const same = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+      date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+    return year >= 1 && same ? date.getTime() : null;
   }
 
   // -- OpenTimestamps (the opentimestamps library's format, ledger/stamps/ots.py) ---------------
@@ -666,6 +775,10 @@
     const proven = { status: summary.status, calendar_attestations: summary.pending, bitcoin_attestations: bitcoinClaims(summary) };
     if (canonical(claimed) !== canonical(proven)) {
       otsFail("bitcoin_anchor claims what its proof does not attest", plain(proven), plain(claimed));
+    }
+    // ledger/stamps/ots.py check_submitted_to: pending, then at the calendar the receipt names.
+    if (summary.status === "pending_next_stamp" && !summary.pending.includes(anchor.ots_url)) {
+      otsFail("the proof is not pending at the calendar the receipt was submitted to (ots_url)", summary.pending, plain(anchor.ots_url));
     }
     return {
       status: summary.status,
