@@ -41,7 +41,7 @@ HOLDS_ENTRIES = (NEW_BODY, UNCHANGED_BODY, NOT_MODIFIED)
 FEED_TARGET_PREFIX = "feed:"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # `entries` of a record: what was read (count and digest of their identities, under `limit`) and,
-# in records since issue 30, what the body held (`in_body` = count + over_limit + unread): entries
+# in newer records, what the body held (`in_body` = count + over_limit + unread): entries
 # past the limit, and entries that could not be read. Older records have ENTRIES_READ alone.
 ENTRIES_READ = frozenset(("count", "identities_sha256", "limit"))
 ENTRY_COUNTS = ("in_body", "over_limit", "unread")
