@@ -1,19 +1,21 @@
 """The HTTP of `crovia stamp`: one POST or GET to a TSA or calendar, bounded in time and size.
 
 The whole exchange (connect, send, headers, body) must end within `timeout` seconds, so a TSA
-that trickles bytes cannot hold a run longer than a silent one. No redirects are followed and no
-proxy is consulted: the request goes to the URL the operator configured, or fails.
+that trickles bytes cannot hold a run longer than a silent one: the watchdog the monitor uses
+(ledger/monitor/watchdog.py) shuts the socket down at the deadline, however the TSA answers. No
+redirects are followed and no proxy is consulted: the request goes to the URL the operator
+configured, or fails.
 """
 
 from __future__ import annotations
 
 import http.client
 import socket
-import time
 from urllib.parse import urlsplit
 
 from crovia_spider import __version__
 from ledger.exceptions import StampTransportError
+from ledger.monitor import Watchdog
 
 MAX_REPLY_BYTES = 1 << 20  # tokens and calendar timestamps are a few KiB
 
@@ -34,21 +36,22 @@ class HttpTransport:
         return self._exchange("GET", url, None, {"Accept": accept})
 
     def _exchange(self, method: str, url: str, body: bytes | None, headers: dict) -> bytes:
-        deadline = time.monotonic() + self.timeout
         connection = _connect(url, self.timeout)
         headers = {**headers, "User-Agent": f"crovia-spider/{__version__}"}
-        try:
-            parts = urlsplit(url)
-            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            connection.request(method, target, body=body, headers=headers)
-            sock = connection.sock  # kept: a closing response detaches it from the connection
-            sock.settimeout(_left(deadline))
-            response = connection.getresponse()
-            data = _read(sock, response, deadline, self.max_bytes)
-        except (OSError, http.client.HTTPException) as exc:
-            raise StampTransportError(f"{method} {url}: {_describe(exc)}") from None
-        finally:
-            connection.close()
+        with Watchdog(connection, self.timeout) as watchdog:
+            try:
+                parts = urlsplit(url)
+                target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                connection.request(method, target, body=body, headers=headers)
+                response = connection.getresponse()
+                data = _read(response, self.max_bytes)
+                if watchdog.fired:  # the body may have been cut short at the deadline
+                    raise TimeoutError("the reply did not arrive in time")
+            except (OSError, http.client.HTTPException) as exc:
+                cause = TimeoutError("the reply did not arrive in time") if watchdog.fired else exc
+                raise StampTransportError(f"{method} {url}: {_describe(cause)}") from None
+            finally:
+                connection.close()
         if response.status != 200:
             text = data[:120].decode("ascii", "replace")
             raise StampTransportError(
@@ -65,18 +68,10 @@ def _connect(url: str, timeout: float) -> http.client.HTTPConnection:
     return kind(parts.hostname, parts.port, timeout=timeout)
 
 
-def _left(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the reply did not arrive in time")
-    return left
-
-
-def _read(sock: socket.socket, response, deadline: float, limit: int) -> bytes:
-    """The body, read against the deadline: each read waits at most the time that is left."""
+def _read(response: http.client.HTTPResponse, limit: int) -> bytes:
+    """The body, at most `limit` bytes (the watchdog bounds the time it takes)."""
     chunks, size = [], 0
     while True:
-        sock.settimeout(_left(deadline))
         chunk = response.read1(1 << 16)
         if not chunk:
             return b"".join(chunks)

@@ -9,8 +9,9 @@ A source only fetches bytes; everything it returns is checked by the caller
 - redirects are followed only within the log's origin (scheme, host, port), at most 5 in a row;
 - no proxy unless one is given (`proxy=`; the environment's *_PROXY variables are ignored);
 - one deadline for the whole run: the time spent waiting on the log, summed over every request,
-  is at most `timeout` seconds; a watchdog closes the socket when it runs out, so a server that
-  drips one byte at a time cannot hold the monitor longer.
+  is at most `timeout` seconds; a watchdog (ledger/monitor/watchdog.py) shuts the socket down
+  when it runs out, so a server that drips one byte at a time cannot hold the monitor longer,
+  whether it answers HTTP/1.0, keep-alive, `Connection: close` or chunked.
 
 A log that misbehaves is a failed check (LogMisbehaved, exit 1, naming the file); only a log that
 cannot be reached at all (no connection, or closed before any answer) is SourceUnavailable
@@ -19,10 +20,8 @@ cannot be reached at all (no connection, or closed before any answer) is SourceU
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import io
-import socket
 import threading
 import time
 import zlib
@@ -31,6 +30,7 @@ from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 from ledger.exceptions import LogMisbehaved, NotPublished, SourceUnavailable
+from ledger.monitor.watchdog import Watchdog
 
 USER_AGENT = "crovia-monitor (+https://c2sp.org/tlog-tiles)"
 DEFAULT_TIMEOUT = 300.0  # seconds a run may spend waiting on the log, all requests together
@@ -129,11 +129,13 @@ class HttpSource:
             raise self._late(path)
         # the socket's own timeout is a backstop: the watchdog fires first
         connection, target = self._connection(url, remaining + 1)
-        watchdog = _Watchdog(connection, remaining)
+        watchdog = Watchdog(connection, remaining)
         try:
             try:
                 connection.connect()
             except OSError as exc:
+                if watchdog.fired:  # a dripped TLS handshake or proxy answer
+                    raise self._late(path) from None
                 raise SourceUnavailable(f"{url}: unreachable: {exc}") from None
             connection.request(
                 "GET",
@@ -207,27 +209,6 @@ class HttpSource:
             )
         data = _within(_read_body(response, sent_limit), sent_limit, path)
         return _gunzip(data, limit, path) if gzipped else data
-
-
-class _Watchdog:
-    """Shuts `connection`'s socket down after `seconds`, so no read can outlive the deadline."""
-
-    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
-        self.fired = False
-        self._connection = connection
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        self.fired = True
-        sock = self._connection.sock
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
 
 
 def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
