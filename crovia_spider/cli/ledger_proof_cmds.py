@@ -32,9 +32,9 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check a receipt offline",
         description="Check every rule of a crovia.axiom_proof.v1 receipt offline, on the file's"
-        " exact bytes (canonical JSON, no trailing newline), and print what it vouches for and"
-        " the verdict: valid (exit 0), unpinned (the key is not one you pinned: exit 1, check"
-        " pinned_key) or invalid (exit 1, naming the failed check). Exit 2 is a usage or I/O"
+        " exact bytes (canonical JSON, at most one final newline), and print what it vouches"
+        " for and the verdict: valid (exit 0), unpinned (the key is not one you pinned: exit 1,"
+        " check pinned_key) or invalid (exit 1, naming the failed check). Exit 2 is a usage or I/O"
         " error. Pin the signer with --trust-root, --pubkey or --key-id; --any-key accepts any"
         " key (exit 0, saying so).",
     )

@@ -3,9 +3,12 @@
 
 So one receipt has one byte form, and what a person reads in the file is what was verified: a
 duplicate key (which a last-wins parser would resolve silently), a byte order mark, UTF-16 or any
-encoding but UTF-8, invalid UTF-8, an escape or whitespace canonical JSON would not use, and a
-trailing newline are all refused with check `canonical_bytes`, naming what differs. The web
-verifier mirrors this function; `crovia audit` holds each ledger line to the same rule.
+encoding but UTF-8, invalid UTF-8, an escape or whitespace canonical JSON would not use, and any
+byte after the closing brace but one final newline are all refused with check `canonical_bytes`,
+naming what differs. One final "\n" or "\r\n" is what editors and `> file` add on saving: it is
+outside the value, so it is read past, and nothing else is (a second newline, a space, a lone
+"\r"). The web verifier mirrors this function; `crovia audit` holds each ledger line to the same
+rule.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ MAX_RECEIPT_BYTES = 16 * 1024 * 1024
 _MAX_INT_DIGITS = 20  # 2**64 has 20 digits; canonical_json refuses anything beyond 64 bits anyway
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 _SNIPPET = 24
+_FINAL_NEWLINES = (b"\r\n", b"\n")  # "\r\n" first: it also ends with "\n"
 
 
 class _Refused(Exception):
@@ -41,6 +45,7 @@ def parse_receipt_bytes(data: bytes) -> Any:
         raise ReceiptBytesInvalid(
             "starts with a byte order mark: a receipt is UTF-8 without one", computed=data[:4].hex()
         )
+    data = _without_final_newline(data)
     try:
         text = data.decode("utf-8")  # strict: refuses invalid sequences and encoded surrogates
     except UnicodeDecodeError as exc:
@@ -53,6 +58,14 @@ def parse_receipt_bytes(data: bytes) -> Any:
     if canonical != data:
         raise _difference(data, canonical)
     return value
+
+
+def _without_final_newline(data: bytes) -> bytes:
+    """`data` less one final "\r\n" or "\n", if it ends in one."""
+    for newline in _FINAL_NEWLINES:
+        if data.endswith(newline):
+            return data[: -len(newline)]
+    return data
 
 
 def _parse(text: str) -> Any:
@@ -136,7 +149,7 @@ def _difference(data: bytes, canonical: bytes) -> ReceiptBytesInvalid:
         extra = data[len(canonical) :]
         return ReceiptBytesInvalid(
             f"not canonical: {len(extra)} trailing byte(s) after the JSON value (a receipt ends"
-            " at its closing brace, with no newline)",
+            " at its closing brace, or one newline after it)",
             expected="",
             computed=_text(extra[:_SNIPPET]),
         )

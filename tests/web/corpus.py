@@ -45,7 +45,10 @@ OTHER_KEY = nacl.signing.SigningKey(hashlib.sha256(b"crovia page tests: another 
 
 
 def receipt_bytes(receipt: Any) -> bytes:
-    """The bytes of a (possibly mutated) receipt: canonical where it can be, else the stdlib's."""
+    """The bytes of a (possibly mutated) receipt: canonical where it can be, else the stdlib's;
+    bytes are a receipt file as it was saved, taken as they are."""
+    if isinstance(receipt, bytes):
+        return receipt
     try:
         return canonical_json(receipt)
     except CanonicalizationError:

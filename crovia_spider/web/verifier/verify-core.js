@@ -764,8 +764,18 @@
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   // The bytes must be exactly the canonical JSON of what they parse to (ledger/receipt/receipt_bytes.py).
-  function checkCanonicalBytes(bytes) {
-    if (bytes.length > 16 * 1024 * 1024) throw new CheckFailed("canonical_bytes", "larger than 16 MiB");
+  // One final "\n" or "\r\n" (what editors add on saving) lies outside the value and is read past,
+  // as ledger/receipt/receipt_bytes.py does; any other byte after the closing brace is refused.
+  function withoutFinalNewline(bytes) {
+    const n = bytes.length;
+    if (n >= 2 && bytes[n - 2] === 0x0d && bytes[n - 1] === 0x0a) return bytes.subarray(0, n - 2);
+    if (n >= 1 && bytes[n - 1] === 0x0a) return bytes.subarray(0, n - 1);
+    return bytes;
+  }
+
+  function checkCanonicalBytes(given) {
+    if (given.length > 16 * 1024 * 1024) throw new CheckFailed("canonical_bytes", "larger than 16 MiB");
+    const bytes = withoutFinalNewline(given);
     let text;
     try {
       text = decoder.decode(bytes);
@@ -775,7 +785,7 @@
     const value = parseJson(text);
     const again = canonicalBytes(value);
     if (!sameBytes(again, bytes)) {
-      throw new CheckFailed("canonical_bytes", "the bytes are not the canonical JSON of the receipt (whitespace, key order, an escape, or a trailing newline)",
+      throw new CheckFailed("canonical_bytes", "the bytes are not the canonical JSON of the receipt (whitespace, key order, an escape, or bytes after the closing brace but one final newline)",
         `${again.length} canonical bytes`, `${bytes.length} bytes given`);
     }
     return value;
