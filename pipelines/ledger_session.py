@@ -34,8 +34,7 @@ from crovia_spider.options import resolve_path
 from crovia_spider.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
-from ledger.keys import load_signing_key
-from ledger.store import IndexEntry, Ledger, Versions
+from ledger.store import IndexEntry, Ledger, Versions, load_ledger_key
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -166,7 +165,7 @@ class LedgerSession:
                 f"`crovia keygen --out {self.key_file}` (or run `make crawl`, which does)"
             )
         try:
-            return load_signing_key(self.key_file)
+            return load_ledger_key(self.key_file, self.directory)  # a raw key: its ledger only
         except KeyFileError as exc:
             raise CrawlRefused(f"signing key unusable: {exc}") from None
 

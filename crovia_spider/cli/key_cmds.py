@@ -1,7 +1,9 @@
 """`crovia keygen`, `crovia pubkey` and `crovia rotate-key`: the ledger's signing keys.
 
 One key signs a ledger at a time; `rotate-key` hands over to a new one on purpose (docs/ledger.md,
-"One key per ledger"). Output files go through crovia_spider/cli/output.py: nothing is written over
+"One key per ledger"). Key files are PKCS#8 PEM; a raw key file of old loads only for a ledger
+it signs (with a notice), and `keygen --convert` rewrites it in place (docs/ledger.md, "Key
+files"). Output files go through crovia_spider/cli/output.py: nothing is written over
 an existing file without --force, and nothing over a key file ever. The ledger (PyNaCl) is imported
 inside handlers; key errors are LedgerError (exit 2).
 """
@@ -13,7 +15,13 @@ import shlex
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+from crovia_spider.cli.ledger_args import (
+    json_flag,
+    ledger_dir,
+    notice,
+    print_json,
+    require_ledger,
+)
 from crovia_spider.cli.output import check_output, force_flag, write_output
 from crovia_spider.options import env_default, path_default
 
@@ -44,11 +52,24 @@ def _trust_root_flag(parser: argparse.ArgumentParser) -> None:
 def _add_keygen(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "keygen",
-        help="create an ed25519 signing key (mode 0600)",
-        description="Create a new signing key file; never overwrites any file, --force or not"
-        " (--force applies to --trust-root only). Prints the public key.",
+        help="create an ed25519 signing key (PKCS#8 PEM, mode 0600), or convert a raw one",
+        description="Create a new signing key file (PKCS#8 PEM, as OpenSSL reads it); never"
+        " overwrites any file, --force or not (--force applies to --trust-root only). Prints the"
+        " public key. With --convert FILE instead of --out, rewrite a raw key file of old (64 hex"
+        " characters) as PKCS#8 in place, if it is a key --ledger-dir is signed by (or whose"
+        " public key is --public-key): the same key, mode 0600, no ledger byte changed.",
     )
-    parser.add_argument("--out", type=Path, required=True, help="where to write the key file")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--out", type=Path, help="where to write the new key file")
+    target.add_argument(
+        "--convert", type=Path, metavar="FILE", help="a raw key file to rewrite as PKCS#8"
+    )
+    ledger_dir(parser)  # for --convert: the ledger the raw key signs
+    parser.add_argument(
+        "--public-key",
+        metavar="HEX",
+        help="for --convert of a key no ledger names (a witness key): its public key, 64 hex",
+    )
     _trust_root_flag(parser)
     json_flag(parser)
     parser.set_defaults(handler=cmd_keygen)
@@ -97,6 +118,8 @@ def _add_rotate_key(subparsers: argparse._SubParsersAction) -> None:
 def cmd_keygen(args: argparse.Namespace) -> int:
     from ledger.keys import generate_signing_key
 
+    if args.convert is not None:
+        return _convert(args)
     if args.trust_root is not None:  # refuse before the key exists: nothing half done
         check_output(args.trust_root, force=args.force)
     key = generate_signing_key(args.out)
@@ -109,11 +132,34 @@ def cmd_keygen(args: argparse.Namespace) -> int:
     return _show(args, key, key_file=args.out)
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from ledger.exceptions import KeyFileError
+    from ledger.keys import KeyContext, convert_key_file, load_signing_key, parse_pin
+    from ledger.store import ledger_key_context
+
+    if args.trust_root is not None:
+        raise KeyFileError("--convert writes no trust root: write it with `crovia pubkey`")
+    if args.public_key is None:
+        context = ledger_key_context(args.ledger_dir)
+    else:
+        expected = bytes.fromhex(parse_pin(args.public_key, None)[0])
+        context = KeyContext("--public-key", lambda public: public == expected)
+    done = convert_key_file(args.convert, context=context)
+    key = load_signing_key(args.convert)
+    if not args.json:
+        print(
+            f"{args.convert} converted to PKCS#8 PEM in place (the same key, mode 0600)"
+            if done.converted
+            else f"{args.convert} is already a PKCS#8 key file: nothing to convert"
+        )
+    return _show(args, key, key_file=args.convert)
+
+
 def cmd_pubkey(args: argparse.Namespace) -> int:
     from ledger.exceptions import LedgerError
-    from ledger.keys import load_signing_key
+    from ledger.store import load_ledger_key
 
-    key = load_signing_key(args.key)
+    key = load_ledger_key(args.key, args.ledger_dir, notice=notice)
     try:
         rotations = _rotations_to(args.ledger_dir, key)
     except LedgerError:
@@ -134,8 +180,7 @@ def _log_origin(ledger_dir: Path, rotations: list[dict], public: bytes) -> str:
     """The name of the log's note key: $CROVIA_LOG_ORIGIN, else the origin of the checkpoints
     already in `ledger_dir`'s tlog/, else the default of the ledger's first key (a rotation keeps
     the log's name: its checkpoints go on under it, signed by the new key)."""
-    from ledger.store import log_origin
-    from ledger.store.tlog_store import CheckpointStore
+    from ledger.store import CheckpointStore, log_origin
 
     configured = env_default("CROVIA_LOG_ORIGIN") or None
     stored = None
@@ -178,13 +223,13 @@ def _key_id(public: str) -> str:
 
 
 def cmd_rotate_key(args: argparse.Namespace) -> int:
-    from ledger.keys import load_signing_key
-    from ledger.store import Ledger
+    from ledger.store import Ledger, load_ledger_key
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
     if args.trust_root is not None:  # refuse before the hand-over: nothing half done
         check_output(args.trust_root, force=args.force)
-    old, new = load_signing_key(args.key), load_signing_key(args.new_key)
+    old = load_ledger_key(args.key, args.ledger_dir, notice=notice)
+    new = load_ledger_key(args.new_key, args.ledger_dir, notice=notice)  # raw: refused, not its key
     with Ledger.open(args.ledger_dir, signing_key=old, lock_timeout=args.lock_timeout) as ledger:
         record = ledger.rotate_key(new)
     rotations = _rotations_to(args.ledger_dir, new)

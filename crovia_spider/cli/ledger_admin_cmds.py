@@ -16,6 +16,7 @@ from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import (
     json_flag,
     ledger_dir,
+    notice,
     positive_int,
     print_json,
     require_ledger,
@@ -103,11 +104,10 @@ def _add_reindex(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_seal(args: argparse.Namespace) -> int:
     from ledger.exceptions import EmptyLedger
-    from ledger.keys import load_signing_key
-    from ledger.store import Ledger
+    from ledger.store import Ledger, load_ledger_key
 
     require_ledger(args.ledger_dir)  # a writer would create one: not what a typo should do
-    key = load_signing_key(args.key)
+    key = load_ledger_key(args.key, args.ledger_dir, notice=notice)
     origin = env_default("CROVIA_LOG_ORIGIN") or None
     with Ledger.open(
         args.ledger_dir, signing_key=key, lock_timeout=args.lock_timeout, log_origin=origin

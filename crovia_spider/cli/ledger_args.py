@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -26,6 +27,11 @@ def ledger_dir(parser: argparse.ArgumentParser) -> None:
 def json_flag(parser: argparse.ArgumentParser) -> None:
     """Add --json."""
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def notice(line: str) -> None:
+    """Say `line` on stderr: a key loader's notice (a raw key file to convert), never data."""
+    print(line, file=sys.stderr)
 
 
 def positive_int(text: str) -> int:

@@ -1,10 +1,10 @@
 """Keys: key files, signing, signature checks and the rotation chain.
 
-Holds the Ed25519 key files and their 0600 rule (`keys`), the batch signer of envelopes and seals
-(`signer`), the signature checks every verifier shares (`signatures`), and the signed hand-over
-from one key to the next (`rotation`, `keychain`). May import the format root (`ledger.canonical`,
-`ledger.envelope`, `ledger.seal`, ...) and nothing else of `ledger/`. Exports what the CLI,
-pipelines, bench and tests use.
+Holds the Ed25519 key files (typed: PKCS#8 PEM, mode 0600; `keyfile`), the batch signer of
+envelopes and seals (`signer`), the signature checks every verifier shares (`signatures`), and the
+signed hand-over from one key to the next (`rotation`, `keychain`). May import the format root
+(`ledger.canonical`, `ledger.envelope`, `ledger.seal`, ...) and nothing else of `ledger/`.
+Exports what the CLI, pipelines, bench and tests use.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from ledger import exports_on_first_use
 # thread pool and logging (issue 19: verify starts fast).
 _EXPORTS = {
     "verify_chain": "keychain",
+    "Converted": "keyfile",
+    "KeyContext": "key_content",
+    "convert_key_file": "keyfile",
     "generate_signing_key": "keyfile",
     "key_id": "keyfile",
     "load_signing_key": "keyfile",

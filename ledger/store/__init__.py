@@ -41,6 +41,8 @@ _EXPORTS = {
     "find_leaves": "find",
     "identity_digest": "index",
     "item_envelopes": "timeline",
+    "ledger_key_context": "writer_key",
+    "load_ledger_key": "writer_key",
     "log_origin": "tlog_store",
     "note_verifier_key": "tlog_store",
     "parse_since": "find",

@@ -3,11 +3,14 @@
 The current key is the new key of the newest record in rotations.jsonl; else the key of the first
 seal; else, with no seal yet, the key that signed leaf 0 (checked by verifying that leaf's
 signature); an empty ledger takes any key. Everything here only reads, so a refused writer
-changes no byte of the ledger directory.
+changes no byte of the ledger directory. `ledger_key_context` tells the key loader which keys a
+ledger already signs with, so a raw key file of old loads only for its own ledger.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import nacl.exceptions
@@ -17,7 +20,8 @@ import orjson
 from ledger import jsonl
 from ledger.envelope import SIGNATURE_PREFIX, signed_bytes
 from ledger.exceptions import CanonicalizationError, WrongSigningKey
-from ledger.keys.keyfile import key_id
+from ledger.keys.key_content import KeyContext
+from ledger.keys.keyfile import key_id, load_signing_key
 from ledger.store.reader import LEDGER_FILE, ROTATIONS_FILE, SEALS_FILE
 
 _HOW = "use the ledger's key, or hand over on purpose with `crovia rotate-key`"
@@ -34,6 +38,59 @@ def check_writer_key(directory: Path, key: nacl.signing.SigningKey) -> None:
             f"{directory} is signed by key_id {_key_id(current)}, not by the offered key"
             f" (key_id {key_id(offered)}): refusing to write with another key; {_HOW}"
         )
+
+
+def load_ledger_key(
+    key_file: str | os.PathLike[str],
+    directory: Path,
+    *,
+    notice: Callable[[str], None] | None = None,
+) -> nacl.signing.SigningKey:
+    """`load_signing_key` for a writer of `directory`: a raw key file of old loads only when the
+    ledger already signs with it (KeyFileError otherwise, as for a public key)."""
+    return load_signing_key(key_file, context=ledger_key_context(directory), notice=notice)
+
+
+def ledger_key_context(directory: Path) -> KeyContext:
+    """The keys `directory` signs with: each key of its rotations and seals, else the signer of
+    leaf 0 (checked against its signature); none for an empty or absent ledger."""
+    directory = Path(directory)
+    keys = _named_keys(directory)
+    has_leaf = any(True for _ in jsonl.iter_lines(directory / LEDGER_FILE))
+    if keys:
+        return KeyContext(str(directory), lambda public: public.hex() in keys)
+    return KeyContext(
+        str(directory), lambda public: _signs_leaf_zero(directory, public), new=not has_leaf
+    )
+
+
+def _named_keys(directory: Path) -> frozenset[str]:
+    # Keys change only by rotation: the first seal and the rotations name every key.
+    found = set()
+    for _offset, line in jsonl.iter_lines(directory / SEALS_FILE):
+        found.update(_fields(line, ("public_key_hex",)))
+        break
+    for _offset, line in jsonl.iter_lines(directory / ROTATIONS_FILE):
+        found.update(_fields(line, ("old_public_key_hex", "new_public_key_hex")))
+    return frozenset(found)
+
+
+def _fields(line: bytes, names: tuple[str, ...]) -> list[str]:
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return []  # a line it cannot read names no key (the writer refuses such a ledger anyway)
+    if not isinstance(record, dict):
+        return []
+    return [value.lower() for name in names if isinstance(value := record.get(name), str)]
+
+
+def _signs_leaf_zero(directory: Path, public: bytes) -> bool:
+    try:
+        _check_leaf_zero(directory, nacl.signing.VerifyKey(public))
+    except (WrongSigningKey, nacl.exceptions.CryptoError):
+        return False
+    return any(True for _ in jsonl.iter_lines(directory / LEDGER_FILE))
 
 
 def current_key_hex(directory: Path) -> str | None:

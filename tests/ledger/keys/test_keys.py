@@ -11,15 +11,21 @@ import pytest
 
 from crovia_spider.cli import main
 from ledger.exceptions import KeyFileError
-from ledger.keys import generate_signing_key, key_id, load_signing_key
+from ledger.keys import KeyContext, generate_signing_key, key_id, load_signing_key
 
 
 def test_a_new_key_file_is_0600_and_loads_back(tmp_path: Path) -> None:
     path = tmp_path / "keys" / "nested" / "signing.key"
     key = generate_signing_key(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert path.read_text() == bytes(key).hex() + "\n"
+    assert path.read_text().startswith("-----BEGIN PRIVATE KEY-----\n")  # PKCS#8, typed
     assert bytes(load_signing_key(path)) == bytes(key)
+    # the raw format of old (the seed as 64 hex and a newline) still loads, for a ledger it signs
+    raw = tmp_path / "raw.key"
+    raw.write_text(bytes(key).hex() + "\n")
+    raw.chmod(0o600)
+    signs = KeyContext("its ledger", lambda public: public == bytes(key.verify_key))
+    assert bytes(load_signing_key(raw, context=signs, notice=lambda _: None)) == bytes(key)
 
 
 def test_the_file_is_0600_even_under_a_permissive_umask(tmp_path: Path) -> None:
