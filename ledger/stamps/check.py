@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.exceptions import LedgerError, OtsInvalid, Rfc3161Invalid
 from ledger.stamps import seal_digest, stamped_bytes
+from ledger.stamps.plain_words import readable
 
 if TYPE_CHECKING:  # the stamp libraries load only for a receipt that carries a stamp
     from cryptography import x509
@@ -66,8 +67,10 @@ def load_roots(paths: Sequence[Path]) -> list[x509.Certificate]:
     for path in paths:
         try:
             roots += x509.load_pem_x509_certificates(Path(path).read_bytes())
-        except (OSError, ValueError) as exc:
-            raise LedgerError(f"cannot read trusted TSA root {path}: {exc}") from None
+        except OSError as exc:
+            raise LedgerError(f"cannot read trusted TSA root {path}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise LedgerError(f"trusted TSA root {path} is not PEM: {readable(exc)}") from None
     return roots
 
 

@@ -51,6 +51,7 @@ from opentimestamps.core.serialize import (
 from opentimestamps.core.timestamp import DetachedTimestampFile, Timestamp
 
 from ledger.exceptions import OtsInvalid
+from ledger.stamps.plain_words import readable
 
 MAX_REPLY_BYTES = 16 * 1024  # a calendar's answer; a Bitcoin upgrade is ~1 KiB per calendar
 OPERATION_BYTES = 8  # at least this many bytes of proof per operation (tag), beyond the slack
@@ -280,7 +281,9 @@ def as_pending(stamp: Timestamp, calendar: str) -> Timestamp:
             try:
                 node.attestations.add(PendingAttestation(calendar))
             except (ValueError, TypeError) as exc:
-                raise OtsInvalid(f"{calendar!r} cannot name a pending attestation: {exc}") from None
+                raise OtsInvalid(
+                    f"{calendar!r} cannot name a pending attestation: {readable(exc)}"
+                ) from None
     return stamp
 
 
@@ -354,7 +357,7 @@ def _read(what: str, refused: str, reader: Any) -> Any:
     except RecursionLimitError:
         raise OtsInvalid(f"{what} is more than {MAX_DEPTH} deep") from None
     except (DeserializationError, ValueError, TypeError, AssertionError) as exc:
-        raise OtsInvalid(f"{refused}: {exc!r}") from None
+        raise OtsInvalid(f"{refused}: {readable(exc)}") from None
 
 
 def summarize(stamp: Timestamp) -> ProofSummary:

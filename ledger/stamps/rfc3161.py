@@ -14,6 +14,7 @@ import rfc3161_client
 from cryptography import x509
 
 from ledger.exceptions import Rfc3161Invalid
+from ledger.stamps.plain_words import not_der
 from ledger.stamps.tst import TokenFacts, check_token
 
 QUERY_TYPE = "application/timestamp-query"
@@ -53,7 +54,8 @@ def accept_reply(
     except ValueError as exc:
         raise Rfc3161Invalid(
             "the reply is not a DER TimeStampResp",
-            computed=f"{len(reply)} bytes, {hashlib.sha256(reply).hexdigest()[:16]}: {exc}",
+            computed=f"{len(reply)} bytes, {hashlib.sha256(reply).hexdigest()[:16]}:"
+            f" {not_der(exc)}",
         ) from None
     try:
         status = rfc3161_client.PKIStatus(response.status)

@@ -18,6 +18,7 @@ from pyasn1.type.univ import ObjectIdentifier
 from pyasn1_modules import rfc2634, rfc3161, rfc5035, rfc5652
 
 from ledger.exceptions import Rfc3161Invalid
+from ledger.stamps.plain_words import readable
 
 _HASHES = {
     "1.3.14.3.2.26": "sha1",
@@ -78,7 +79,7 @@ def verify_signer(info: rfc5652.SignerInfo, cert: x509.Certificate) -> None:
     try:
         key = cert.public_key()
     except (ValueError, UnsupportedAlgorithm) as exc:
-        raise Rfc3161Invalid(f"the TSA certificate's key does not load: {exc}") from None
+        raise Rfc3161Invalid(f"the TSA certificate's key does not load: {readable(exc)}") from None
     signature = bytes(info["signature"])
     try:
         if isinstance(key, rsa.RSAPublicKey):

@@ -25,6 +25,7 @@ from pyasn1_modules import rfc3161, rfc5652
 
 from ledger.exceptions import Rfc3161Invalid
 from ledger.stamps import signature as sig
+from ledger.stamps.plain_words import chain_refusal, not_der, readable
 
 ID_CT_TSTINFO = rfc3161.id_ct_TSTInfo
 ID_SIGNED_DATA = rfc5652.id_signedData
@@ -56,7 +57,7 @@ def check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate] = (
     except TypeError as exc:
         # cryptography reads a certificate's fields when they are first asked for, and refuses a
         # malformed Name there with TypeError ("oid must be X500_UNIQUE_IDENTIFIER for BitString")
-        raise Rfc3161Invalid(f"an embedded certificate does not parse: {exc}") from None
+        raise Rfc3161Invalid(f"an embedded certificate does not parse: {readable(exc)}") from None
 
 
 def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -> TokenFacts:
@@ -133,7 +134,7 @@ def _parse(token: bytes) -> tuple[rfc5652.SignedData, bytes, rfc3161.TSTInfo]:
         tst_der = bytes(encap["eContent"])
         tst, rest = decoder.decode(tst_der, asn1Spec=rfc3161.TSTInfo())
     except PyAsn1Error as exc:
-        raise Rfc3161Invalid(f"the token is not DER CMS: {exc}") from None
+        raise Rfc3161Invalid(f"the token is not DER CMS: {not_der(exc)}") from None
     if rest:
         raise Rfc3161Invalid("bytes after the TSTInfo", computed=len(rest))
     return signed, tst_der, tst
@@ -148,7 +149,7 @@ def _strict_first(token: bytes) -> None:
     try:
         rfc3161_client.decode_timestamp_response(_granted(token))
     except ValueError as exc:
-        raise Rfc3161Invalid(f"the token is not DER CMS: {str(exc)[:300]}") from None
+        raise Rfc3161Invalid(f"the token is not DER CMS: {not_der(exc)}") from None
 
 
 def _granted(token: bytes) -> bytes:
@@ -214,7 +215,9 @@ def _signer_cert(
         try:
             cert = x509.load_der_x509_certificate(der)
         except x509.InvalidVersion as exc:  # not a ValueError
-            raise Rfc3161Invalid(f"an embedded certificate does not parse: {exc}") from None
+            raise Rfc3161Invalid(
+                f"an embedded certificate does not parse: {readable(exc)}"
+            ) from None
         if sig.names_certificate(sid, cert):
             return der, cert
     raise Rfc3161Invalid(
@@ -276,9 +279,11 @@ def _check_chain(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -
         verifier = rfc3161_client.VerifierBuilder(roots=list(roots)).build()
         verifier.verify(parsed, hashlib.sha256(data).digest())
     except (rfc3161_client.VerificationError, ValueError, UnsupportedAlgorithm) as exc:
+        words, phrase = chain_refusal(exc)  # never OpenSSL's error stack itself
         raise Rfc3161Invalid(
-            f"the TSA certificate does not chain to a pinned root: {exc}",
+            words,
             expected=[r.subject.rfc4514_string() for r in roots],
+            computed=f"OpenSSL: {phrase}" if phrase else None,
         ) from None
 
 
