@@ -253,6 +253,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.ledger_dir) as ledger:
         receipt = ledger.receipt(args.axiom_id)
+        rotations = ledger.rotations()
         if args.tlog_proof is not None:
             from crovia_spider.cli.tlog_cmds import write_tlog_proof
 
@@ -260,13 +261,28 @@ def cmd_prove(args: argparse.Namespace) -> int:
     data = canonical_json(receipt)
     if args.out is not None:
         write_output(args.out, data, force=args.force)
-        print(f"wrote {args.out}: receipt of {receipt['axiom_id']} ({len(data)} bytes);"
-              f" check it with: crovia verify {args.out}")  # fmt: skip
+        print(f"wrote {args.out}: receipt of {receipt['axiom_id']} ({len(data)} bytes)")
+        print(_check_hint(args.out, receipt["seal"]["public_key_hex"], rotations))
     elif sys.stdout.isatty():  # 7 KB of JSON is for a file or a program, not for a reader
         _print_summary(receipt, args.axiom_id, len(data))
     else:  # byte for byte the canonical receipt
         sys.stdout.buffer.write(data)
     return EXIT_OK
+
+
+def _check_hint(out: Path, seal_key: str, rotations: list[dict]) -> str:
+    """The command that checks the receipt just written, as it runs: pinned to the ledger's
+    current key, which signed its seal (without a pin `crovia verify` exits 1, unpinned)."""
+    import shlex
+
+    command = printable(f"crovia verify {shlex.quote(str(out))} --pubkey {seal_key}")
+    current = rotations[-1]["new_public_key_hex"] if rotations else seal_key
+    if current == seal_key:
+        return f"check it, pinned to the ledger's key: {command}"
+    return (
+        "check it, pinned to the key of its seal (the ledger's key has since been rotated to"
+        f" {current}): {command}"
+    )
 
 
 def _print_summary(receipt: dict, given: str, size: int) -> None:

@@ -176,7 +176,9 @@ def verify_receipt(
     if trust.pinned and not trust.trusted:
         raise UntrustedKey(
             "the receipt is signed by a key that is neither the pinned one nor one a signed"
-            " rotation chain leads to it from",
+            " rotation chain leads to it from. If the pinned key took over from it in a key"
+            " rotation, give the signed chain: --rotations FILE (the site's rotations.json) or"
+            " --trust-root FILE (its trust_root.json)",
             expected=pubkey_hex if pubkey_hex is not None else key_id,
             computed=seal["public_key_hex"] if pubkey_hex is not None else seal["key_id"],
         )
