@@ -75,11 +75,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _rotations_reader(spec: str):
     """A function reading `spec`'s rotations.json afresh, within its own deadline each time."""
-    from ledger.monitor import open_source
-    from ledger.monitor.keys import MAX_ROTATIONS
-    from ledger.publish.publisher import ROTATIONS
+    from ledger.monitor import rotations_reader
 
-    return lambda: open_source(spec, timeout=ROTATIONS_TIMEOUT).get(ROTATIONS, MAX_ROTATIONS)
+    return rotations_reader(spec, ROTATIONS_TIMEOUT)
 
 
 def cmd_vkey(args: argparse.Namespace) -> int:

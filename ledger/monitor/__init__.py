@@ -15,7 +15,7 @@ from ledger.monitor.follow import monitor
 from ledger.monitor.log_source import DirectorySource, HttpSource, open_source
 from ledger.monitor.state import MonitorState, load_state, save_state
 from ledger.monitor.watchdog import Watchdog
-from ledger.monitor.witness import Witness, origin_hash
+from ledger.monitor.witness import Witness, origin_hash, rotations_reader
 
 __all__ = [
     "DirectorySource",
@@ -28,5 +28,6 @@ __all__ = [
     "monitor",
     "open_source",
     "origin_hash",
+    "rotations_reader",
     "save_state",
 ]

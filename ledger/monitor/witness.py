@@ -35,6 +35,16 @@ _log = logging.getLogger(__name__)
 _ORIGIN_HASH = re.compile(r"[0-9a-f]{64}")
 
 
+def rotations_reader(spec: str, timeout: float) -> Callable[[], bytes]:
+    """A function reading the published log `spec`'s (a directory or http(s) URL) rotations.json
+    afresh, each read within its own deadline of `timeout` seconds."""
+    from ledger.monitor.keys import MAX_ROTATIONS
+    from ledger.monitor.log_source import open_source
+    from ledger.publish.publisher import ROTATIONS
+
+    return lambda: open_source(spec, timeout=timeout).get(ROTATIONS, MAX_ROTATIONS)
+
+
 def origin_hash(origin: str) -> str:
     """Lowercase hex sha256 of the origin: the state file's name and the monitoring URL's part."""
     return hashlib.sha256(origin.encode("utf-8")).hexdigest()
