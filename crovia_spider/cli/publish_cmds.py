@@ -75,13 +75,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
             f" {len(report.written)} files written, {report.cosignatures} cosignature(s)"
         )
     if not args.json and report.size:
-        newest = _axiom_at(args.ledger_dir, report.size - 1)
-        print(f"the newest receipt in the browser: /v/{newest} (`crovia serve {args.dir}`)")
+        from crovia_spider.web.serve import newest_item_receipt, receipt_words
+
+        newest, kind = newest_item_receipt(args.dir)
+        what = receipt_words(kind)
+        if newest:
+            print(f"the newest {what} in the browser: /v/{newest} (`crovia serve {args.dir}`)")
     return EXIT_OK
-
-
-def _axiom_at(ledger_dir: Path, leaf_index: int) -> str:
-    from ledger.store import Ledger
-
-    with Ledger.open(ledger_dir) as reader:  # a reader: no lock
-        return str(reader.envelope(leaf_index)["axiom_id"])

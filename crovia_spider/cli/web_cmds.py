@@ -30,45 +30,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_serve)
 
 
-def newest_receipt(directory: Path) -> str:
-    """The axiom id of the newest leaf `directory` publishes (the last entry of the entry bundle
-    its checkpoint ends in), or "" when that cannot be read. Only a hint to print: the page
-    itself checks everything it shows."""
-    import json
-
-    from ledger.exceptions import LedgerError
-    from ledger.tlog.checkpoint import parse_checkpoint
-    from ledger.tlog.note import parse_note
-    from ledger.tlog.tiles import TILE_WIDTH, decode_bundle, tile_for
-
-    try:
-        note = parse_note((directory / "checkpoint").read_bytes())
-        size = parse_checkpoint(note.text).size
-        if size < 1:
-            return ""
-        tile = tile_for(0, (size - 1) // TILE_WIDTH, size)
-        entries = decode_bundle((directory / tile.entries_path).read_bytes(), tile)
-        axiom_id = json.loads(entries[-1])["axiom_id"]
-    except (OSError, ValueError, KeyError, TypeError, IndexError, LedgerError):
-        return ""
-    return axiom_id if isinstance(axiom_id, str) and axiom_id.isprintable() else ""
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     if not args.directory.is_dir():
         print(f"crovia serve: error: {args.directory} is not a directory", file=sys.stderr)
         return EXIT_USAGE
     from twisted.internet import reactor
 
-    from crovia_spider.web.serve import site
+    from crovia_spider.web.serve import newest_item_receipt, receipt_words, site
 
     port = reactor.listenTCP(args.port, site(args.directory), interface=args.host)
     address = port.getHost()
     host = f"[{address.host}]" if ":" in address.host else address.host
     print(f"serving {args.directory} at http://{host}:{address.port}/", flush=True)
-    newest = newest_receipt(args.directory)
+    newest, kind = newest_item_receipt(args.directory)
     if newest:
-        print(f"verify the newest receipt: http://{host}:{address.port}/v/{newest}", flush=True)
+        what = receipt_words(kind)
+        print(f"verify the newest {what}: http://{host}:{address.port}/v/{newest}", flush=True)
     else:
         print(f"verify a receipt: http://{host}:{address.port}/v/AXIOM_ID", flush=True)
     reactor.run()

@@ -109,6 +109,59 @@ def _content_type(path: Path) -> bytes:
     return CONTENT_TYPES.get(path.suffix, OCTET_STREAM)
 
 
+# How far back `newest_item_receipt` looks for an item: a crawl that finds nothing new still signs
+# one fetch record per feed, so items may lie some bundles back; a hint printed at start-up
+# never reads a whole log.
+ITEM_SEARCH_BUNDLES = 64
+
+
+def newest_item_receipt(directory: Path) -> tuple[str, str]:
+    """(axiom id, axiom type) of the receipt to point a person to in the published `directory`:
+    the newest item (AX.OBS) within the last ITEM_SEARCH_BUNDLES entry bundles, else the newest
+    leaf whatever it is (a fetch record, AX.FETCH); ("", "") when the log cannot be read. Only a
+    hint to print: the page itself checks everything it shows."""
+    from ledger.exceptions import LedgerError
+    from ledger.tlog.checkpoint import parse_checkpoint
+    from ledger.tlog.note import parse_note
+    from ledger.tlog.tiles import TILE_WIDTH, decode_bundle, tile_for
+
+    newest = ("", "")
+    try:
+        note = parse_note((directory / "checkpoint").read_bytes())
+        size = parse_checkpoint(note.text).size
+        last = (size - 1) // TILE_WIDTH
+        for index in range(last, max(-1, last - ITEM_SEARCH_BUNDLES), -1):
+            tile = tile_for(0, index, size)
+            for entry in reversed(
+                decode_bundle((directory / tile.entries_path).read_bytes(), tile)
+            ):
+                found = _id_and_type(entry)
+                newest = newest if newest[0] else found
+                if found[1] == "AX.OBS":
+                    return found
+    except (OSError, ValueError, LedgerError):
+        pass
+    return newest
+
+
+def receipt_words(axiom_type: str) -> str:
+    """What the receipt `newest_item_receipt` found is, for the line that points to it."""
+    if axiom_type == "AX.OBS":
+        return "item receipt"
+    return "receipt (a feed fetch record: no item among the newest leaves)"
+
+
+def _id_and_type(entry: bytes) -> tuple[str, str]:
+    import json
+
+    envelope = json.loads(entry)
+    axiom_id = envelope.get("axiom_id") if isinstance(envelope, dict) else None
+    if not (isinstance(axiom_id, str) and axiom_id.isprintable()):
+        raise ValueError("an entry without a printable axiom_id")
+    kind = envelope.get("axiom_type")
+    return axiom_id, kind if isinstance(kind, str) and kind.isprintable() else ""
+
+
 def site(root: Path) -> server.Site:
     """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405; a
     request with a body gets 413 before any of it is read: crovia_spider/web/bounded.py)."""

@@ -65,17 +65,29 @@
     return rows;
   }
 
-  // What a fetch record (AX.FETCH) vouches for, as crovia verify words it (describe_fetch): the
-  // feed, the fetch, the body, the entries read and what the body held besides (issue 30).
+  // What a receipt is of, in words, by its envelope's axiom_type (the one thing that tells them
+  // apart): an item seen in a feed (AX.OBS) or one fetch of a feed (AX.FETCH, a fetch record).
+  const KINDS = {
+    "AX.OBS": "an item seen in a feed",
+    "AX.FETCH": "a feed fetch: what one request for the feed found (a fetch record)",
+  };
+
+  // What a fetch record vouches for, as crovia verify words it (describe_fetch): the feed, the
+  // fetch, the HTTP status, the body, the entries read and what the body held besides.
   function fetchRows(env, body) {
-    if (env.axiom_type !== "AX.FETCH") return [];
     const entries = body.entries && typeof body.entries === "object" ? body.entries : {};
+    const fetch = env.object && env.object.fetch && typeof env.object.fetch === "object" ? env.object.fetch : {};
     const rows = [
+      ["vendor", "vendor", body.vendor],
       ["feed", "feed_url", body.feed_url],
       ["fetched at", "fetched_at", body.fetched_at],
       ["outcome", "outcome", body.outcome],
+      ["HTTP status", "status", fetch.status === undefined ? "no response" : `HTTP ${show(fetch.status)}`],
     ];
-    if (body.body_sha256 !== undefined) rows.push(["body", "body_sha256", body.body_sha256]);
+    if (body.body_sha256 !== undefined) {
+      const label = body.outcome === "not_modified" ? "body it confirms" : "body";
+      rows.push([label, "body_sha256", body.body_sha256]);
+    }
     if (entries.count !== undefined) {
       rows.push(["entries read", "entries_read", `${show(entries.count)} (limit ${show(entries.limit)})`]);
     }
@@ -83,23 +95,33 @@
       rows.push(["entries in the body", "entries_in_body",
         `${show(entries.in_body)}: ${show(entries.over_limit)} over the limit, ${show(entries.unread)} unreadable`]);
     }
+    if (body.error !== undefined) rows.push(["error", "error", body.error]);
     return rows;
+  }
+
+  function itemRows(env, body) {
+    const record = body.spider_record || {};
+    return [
+      ["vendor", "vendor", body.vendor],
+      ["title", "title", body.title],
+      ["address", "url", record.url],
+      ["observed at", "observed_at", record.observed_at],
+    ];
   }
 
   function renderVouches(receipt, stamps) {
     const list = $("vouches");
     list.replaceChildren();
+    list.removeAttribute("data-kind");
     if (!receipt || !receipt.envelope || !receipt.envelope.body) return;
     const body = V.plain(receipt.envelope.body);
     const env = V.plain(receipt.envelope);
     const seal = V.plain(receipt.seal || {});
-    const record = body.spider_record || {};
+    const fetched = env.axiom_type === "AX.FETCH";
+    list.setAttribute("data-kind", fetched ? "fetch" : "item");
     const rows = [
-      ["vendor", "vendor", body.vendor],
-      ...fetchRows(env, body),
-      ["title", "title", body.title],
-      ["address", "url", record.url],
-      ["observed at", "observed_at", record.observed_at],
+      ["receipt of", "kind", KINDS[env.axiom_type] || show(env.axiom_type)],
+      ...(fetched ? fetchRows(env, body) : itemRows(env, body)),
       ["signed at", "issued_at", env.issued_at],
       ["leaf", "leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
       ["sealed at", "sealed_at", seal.sealed_at],
