@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crovia_spider.config_tables import check_top_level
+from crovia_spider.config_tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.suggest import did_you_mean
 
@@ -28,6 +28,7 @@ DEFAULT_SPIDER = "vendor_press"
 # vendor id.
 ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
+MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them all takes hours
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
@@ -65,19 +66,25 @@ class FeedConfig:
 def load_feeds(path: Path | str) -> list[FeedConfig]:
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
-    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, a
+    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, over
+    a bound (size, nesting: crovia_spider/config_tables.py; more than MAX_FEEDS entries), a
     top-level table other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown
     key, a missing or malformed field, a duplicate vendor id or URL.
     """
     path = Path(path)
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = read_toml(path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the feed list: {exc}") from exc
     check_top_level(path, document, {"feeds": "[[feeds]]"})
     entries = document.get("feeds")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[feeds]] entries")
+    if len(entries) > MAX_FEEDS:
+        raise ConfigError(
+            f"{path}: {len(entries):,} [[feeds]] entries, more than the {MAX_FEEDS:,} a feed list"
+            " may have"
+        )
     feeds = [_entry(path, index, entry) for index, entry in enumerate(entries, start=1)]
     _check_unique(path, feeds)
     return feeds

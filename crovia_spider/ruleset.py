@@ -14,7 +14,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.config_tables import check_top_level
+from crovia_spider.config_tables import (
+    MAX_CONFIG_BYTES,
+    check_top_level,
+    parse_toml,
+    read_bounded,
+)
 from crovia_spider.exceptions import ConfigError
 
 # Every decision_hint a rule may give, and what it tells a reader of the envelope.
@@ -66,8 +71,8 @@ def load_ruleset(path: Path | str) -> Ruleset:
     """Read and validate the rules at `path`; ConfigError names the file, rule and reason."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        doc = tomllib.loads(raw.decode("utf-8"))
+        raw = read_bounded(path, MAX_CONFIG_BYTES)
+        doc = parse_toml(path, raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the classification rules: {exc}") from exc
     check_top_level(path, doc, _TOP_LEVEL)

@@ -17,7 +17,7 @@ from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 
-from crovia_spider.config_tables import check_top_level
+from crovia_spider.config_tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.schedule.triggers import (
     crontab_trigger,
@@ -80,9 +80,11 @@ def skip_reason(job: Job, publish_dir: str) -> str | None:
 def load_schedule(path: Path) -> list[Job]:
     """Read and validate a schedule file. Raises ConfigError (file, job, reason) on any mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such schedule file") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the schedule: {exc}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     check_top_level(path, data, {"jobs": "[[jobs]]"})
