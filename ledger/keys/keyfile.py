@@ -11,7 +11,6 @@ Nothing here logs or returns key material as text; errors name the file, never i
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
@@ -39,7 +38,6 @@ __all__ = [
 MAX_KEY_FILE = 1 << 16  # a trust root with its rotations is the largest public file we name
 _PUBKEY_HEX = re.compile(r"[0-9a-fA-F]{64}")
 _KEY_ID = re.compile(r"[0-9a-fA-F]{16}")
-_LOG = logging.getLogger(__name__)
 
 
 def parse_pin(pubkey_hex: str | None, key_id: str | None) -> tuple[str | None, str | None]:
@@ -97,7 +95,7 @@ def load_signing_key(
     key, legacy = _read_key(path, context)
     if legacy:
         command = convert_command(path, context)
-        (notice or _LOG.warning)(
+        (notice or _warn)(
             f"notice: {path} is a raw key file from before PKCS#8 key files; it loads because"
             f" {context.name} names its key; convert it in place with `{command}`"
         )
@@ -172,3 +170,11 @@ class _written:
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+def _warn(message: str) -> None:
+    """The notice's default: a warning in this module's log (logging imported only then, so
+    `crovia verify` starts without it)."""
+    import logging
+
+    logging.getLogger(__name__).warning(message)

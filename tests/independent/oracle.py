@@ -85,7 +85,9 @@ def load_receipt(raw: bytes) -> dict[str, Any]:
         canonical = canonical_json(receipt)
     except ValueError as exc:  # also covers JSONDecodeError and UnicodeDecodeError
         raise OracleReject("canonical_bytes", f"not canonical-encodable JSON: {exc}") from exc
-    if not isinstance(receipt, dict) or canonical != raw:
+    # docs/format.md: exactly one final "\n" or "\r\n" after the canonical bytes is read past
+    body = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1] if raw.endswith(b"\n") else raw
+    if not isinstance(receipt, dict) or canonical != body:
         raise OracleReject("canonical_bytes", "the bytes differ from canonical_json(parsed bytes)")
     return receipt
 

@@ -99,18 +99,33 @@ def test_seed_bytes_are_canonical_and_accepted_pinned_or_not() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        RAW + b"\n",
+        RAW + b"\n\n",
+        RAW + b" \n",
+        RAW + b"\r",
         json.dumps(SEED, sort_keys=True).encode(),
         json.dumps(dict(reversed(SEED.items())), separators=(",", ":")).encode(),
         RAW.replace(b'"chain":"crovia.', b'"chain":"crovia\\u002e'),
         RAW[:-1],
     ],
-    ids=["trailing-newline", "spaces", "key-order", "escaped-char", "truncated"],
+    ids=[
+        "two-newlines",
+        "space-newline",
+        "lone-cr",
+        "spaces",
+        "key-order",
+        "escaped-char",
+        "truncated",
+    ],
 )
 def test_non_canonical_bytes_are_rejected(raw: bytes) -> None:
     with pytest.raises(OracleReject) as caught:
         load_receipt(raw)
     assert caught.value.check == "canonical_bytes"
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_one_final_newline_is_read_past(end: bytes) -> None:
+    assert load_receipt(RAW + end) == load_receipt(RAW)  # as an editor saves it (docs/format.md)
 
 
 @pytest.mark.parametrize("path", list(_leaves(SEED)), ids=lambda p: ".".join(map(str, p)))
