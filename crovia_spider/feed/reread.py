@@ -24,7 +24,7 @@ from crovia_spider.feed.parsepool import BlockingParser
 from crovia_spider.fetches import read_kept_body
 from ledger.canonical import canonical_json
 from ledger.fetch_record import ENTRY_COUNTS
-from ledger.store.entry_cache import EntryCache
+from ledger.store import EntryCache
 
 # Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,
 # body.py), so no answer of the old rule is taken for one of the new.

@@ -20,6 +20,7 @@ from ledger import exports_on_first_use
 _EXPORTS = {
     "BodyStore": "bodies",
     "CheckpointStore": "tlog_store",
+    "EntryCache": "entry_cache",
     "FeedTimeline": "timeline",
     "FetchSeen": "timeline",
     "FileNodeStore": "tree",

@@ -85,7 +85,7 @@ def test_an_unknown_type_or_outcome_is_refused():
 def test_the_monitor_holds_a_fetch_record_body_to_its_form():
     envelope = record()
     envelope["body"]["entries"] = {"count": "1", "identities_sha256": "b" * 64, "limit": 1}
-    with pytest.raises(EntryInvalid, match="fetch record"):
+    with pytest.raises(EntryInvalid, match=r"body\.entries\.count is not an int"):
         check_shape(signed(envelope), 0)
     envelope = record()
     envelope["body"]["schema"] = "crovia.other.v1"
