@@ -107,3 +107,33 @@ def test_the_witness_client_meets_its_deadline_however_the_witness_answers(
     assert time.monotonic() - started < TIMEOUT + MARGIN
     assert cosigned == []
     assert "did not cosign" in caplog.text and "timed out" in caplog.text
+
+
+@pytest.fixture
+def tls_drip():
+    """A server that answers a TLS ClientHello with a record header, then drips its 16 KiB body."""
+    server = WayServer(b"\x16\x03\x03\x40\x00", b"\x02")
+    server.base = server.base.replace("http://", "https://")
+    yield server
+    server.close()
+
+
+def test_a_dripped_tls_handshake_meets_every_deadline(log: Log, tls_drip, caplog) -> None:
+    """The socket is the watchdog's from its creation, before TLS wraps it."""
+    environment = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    argv = [str(BIN / "crovia"), "monitor", tls_drip.base, "--vkey", log.vkey]
+    started = time.monotonic()
+    result = subprocess.run(
+        [*argv, "--timeout", str(TIMEOUT)],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT + MARGIN,
+    )
+    failed(result, "rotations.json", "deadline")
+    with pytest.raises(StampTransportError, match="timed out"):
+        HttpTransport(timeout=TIMEOUT).get(tls_drip.base + "/x", accept="x/y")
+    assert collect_cosignatures([tls_drip.base], b"n\n", 0, 1, lambda size: [], TIMEOUT) == []
+    assert "timed out" in caplog.text
+    assert time.monotonic() - started < 3 * (TIMEOUT + MARGIN)
