@@ -71,12 +71,54 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is raised (so `--json` can report it) instead of exiting."""
+    """argparse, but a usage error is raised (so `--json` can report it) instead of exiting, and
+    a word a command does not take is refused by that command, with its usage: an unknown option
+    with "did you mean --OPTION?" (argparse handed it up to `crovia`, whose usage said nothing of
+    the command's options)."""
+
+    is_command = True  # False for `crovia` itself, set in build_parser
 
     def error(self, message: str) -> typing.NoReturn:
         raise UsageError(
             f"{self.prog}: error: {message}{_suggestion(message)}", self.format_usage()
         )
+
+    def parse_known_args(self, args=None, namespace=None):
+        words = sys.argv[1:] if args is None else list(args)
+        self._refuse_unknown_option(words)
+        namespace, extras = super().parse_known_args(words, namespace)
+        if extras and self.is_command:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def _refuse_unknown_option(self, words: list[str]) -> None:
+        """Raise UsageError for the first word that looks like an option of this parser but is
+        none (nor argparse's abbreviation of one); a parser with commands of its own looks only
+        at the words before the command."""
+        known = [option for action in self._actions for option in action.option_strings]
+        has_commands = self._subparsers is not None
+        for word in words:
+            if word == "--" or (has_commands and not word.startswith("-")):
+                return
+            if _is_unknown_option(word, known):
+                name = word.split("=", 1)[0]
+                from crovia_spider.suggest import closest
+
+                guess = closest(name, [o for o in known if o.startswith("--")])
+                hint = f"; did you mean {guess}?" if guess else ""
+                raise UsageError(f"{self.prog}: unknown option {name}{hint}", self.format_usage())
+
+
+_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # argparse reads these as values
+
+
+def _is_unknown_option(word: str, known: list[str]) -> bool:
+    if not word.startswith("-") or word == "-" or _NEGATIVE_NUMBER.fullmatch(word):
+        return False
+    name = word.split("=", 1)[0]
+    if name.startswith("--"):
+        return not any(option.startswith(name) for option in known)  # an abbreviation is known
+    return name not in known and word[:2] not in known  # -sNAME=VALUE, -v
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)")
@@ -102,6 +144,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"crovia {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    parser.is_command = False
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in command_modules(argv):
         importlib.import_module(name).register(subparsers)
