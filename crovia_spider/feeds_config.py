@@ -3,8 +3,10 @@
 Each `[[feeds]]` table is one feed. Required: `vendor` (an id such as `arxiv_cs_ai`, unique in the
 file) and `url` (http or https). Optional: `spider` (default `vendor_press`), `category` (default
 `news`), `enabled` (default true), `delay` (seconds between requests to this feed's host, at least
-the host's default), `title` and `notes` (free text for people). Unknown keys are errors, so a typo
-cannot silently switch an option off. Data flow: docs/design.md, step 1.
+the host's default), `title` and `notes` (free text for people), `new_spider` (true: `spider`
+names a new spider, made from config). Unknown keys are errors, so a typo cannot silently switch an
+option off; an unknown spider name is one too, unless an entry declares it new. Data flow:
+docs/design.md, step 1.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import fnmatch
 import re
 import tomllib
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them a
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
-_KEYS = {"vendor", "url", "spider", "category", "enabled", "delay", "title", "notes"}
+_KEYS = {"vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class FeedConfig:
     delay: float | None = None
     title: str = ""
     notes: str = ""
+    new_spider: bool = False
 
     @property
     def host(self) -> str:
@@ -63,13 +67,16 @@ class FeedConfig:
         return self.vendor
 
 
-def load_feeds(path: Path | str) -> list[FeedConfig]:
+def load_feeds(path: Path | str, spiders: Iterable[str] | None = None) -> list[FeedConfig]:
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
-    Raises ConfigError naming the file, the entry and the reason: unreadable or invalid TOML, over
-    a bound (size, nesting: crovia_spider/config_tables.py; more than MAX_FEEDS entries), a
-    top-level table other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown
-    key, a missing or malformed field, a duplicate vendor id or URL.
+    `spiders` are the names the spider modules define (default: those of the project's
+    SPIDER_MODULES, crovia_spider/spiderloader.py). Raises ConfigError naming the file, the entry
+    and the reason: unreadable or invalid TOML, over a bound (size, nesting:
+    crovia_spider/config_tables.py; more than MAX_FEEDS entries), a top-level table other than
+    `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown key, a missing or malformed
+    field, a duplicate vendor id or URL, a spider name that is neither in `spiders` nor declared
+    new (`new_spider = true`) by an entry.
     """
     path = Path(path)
     try:
@@ -87,7 +94,26 @@ def load_feeds(path: Path | str) -> list[FeedConfig]:
         )
     feeds = [_entry(path, index, entry) for index, entry in enumerate(entries, start=1)]
     _check_unique(path, feeds)
+    if spiders is None:
+        from crovia_spider.spiderloader import code_spider_names
+
+        spiders = code_spider_names()
+    _check_spiders(path, feeds, frozenset(spiders))
     return feeds
+
+
+def _check_spiders(path: Path, feeds: list[FeedConfig], code: frozenset[str]) -> None:
+    """A spider name must be a spider module's or declared new: `htmlist` for `htmllist` would
+    otherwise be a new spider reading every page as a feed, and nothing would say so."""
+    declared = {feed.spider for feed in feeds if feed.new_spider}
+    known = sorted(code | declared)
+    for index, feed in enumerate(feeds, start=1):
+        if feed.spider not in known:
+            raise ConfigError(
+                f"{path}: [[feeds]] entry {index} (vendor {feed.vendor!r}): unknown spider"
+                f" {feed.spider!r}; spiders: {', '.join(known)}{did_you_mean(feed.spider, known)}"
+                " (a new spider made from this config is declared with new_spider = true)"
+            )
 
 
 def feeds_for_spider(
@@ -172,8 +198,9 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
         if key in raw and not _ID.fullmatch(raw[key]):
             raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
     _check_url(raw["url"])
-    if not isinstance(raw.get("enabled", True), bool):
-        raise TypeError("'enabled' must be true or false")
+    for key in ("enabled", "new_spider"):
+        if not isinstance(raw.get(key, False), bool):
+            raise TypeError(f"{key!r} must be true or false")
     delay = raw.get("delay")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)):
         raise TypeError("'delay' must be a number of seconds")

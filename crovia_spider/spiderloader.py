@@ -1,12 +1,14 @@
 """A spider loader that also makes a spider for every `spider = "NAME"` of config/feeds.toml.
 
-So a new source family needs no code: a `[[feeds]]` entry with a new spider name is enough, and
-`scrapy list` shows it. Spider modules (SPIDER_MODULES) still come first: a class named like a
-config spider wins, which is how a spider needing its own parsing overrides the generated one.
+So a new source family needs no code: a `[[feeds]]` entry with a new spider name, declared with
+`new_spider = true`, is enough, and `scrapy list` shows it. Spider modules (SPIDER_MODULES) still
+come first: a class named like a config spider wins, which is how a spider needing its own parsing
+overrides the generated one.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -14,6 +16,8 @@ import scrapy
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy.spiderloader import SpiderLoader
+from scrapy.utils.misc import walk_modules_iter
+from scrapy.utils.spider import iter_spider_classes
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feeds_config import load_feeds
@@ -44,7 +48,8 @@ class FeedsSpiderLoader(SpiderLoader):
 
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
-        for name in self._config_spider_names(resolve_path(settings["CROVIA_FEEDS_FILE"])):
+        path = resolve_path(settings["CROVIA_FEEDS_FILE"])
+        for name in self._config_spider_names(path, list(self._spiders)):
             if name not in self._spiders:
                 self._spiders[name] = type(
                     f"{name.title().replace('_', '')}Spider",
@@ -60,12 +65,28 @@ class FeedsSpiderLoader(SpiderLoader):
             raise UnknownSpider(spider_name, sorted(self.list())) from None
 
     @staticmethod
-    def _config_spider_names(path: Path) -> list[str]:
+    def _config_spider_names(path: Path, code: list[str]) -> list[str]:
         # A broken feed list must not break `scrapy list`; the crawl itself reports the error.
         if not path.exists():
             return []
         try:
-            return sorted({feed.spider for feed in load_feeds(path)})
+            return sorted({feed.spider for feed in load_feeds(path, spiders=code)})
         except ConfigError as exc:
             logger.warning("%s", exc)
             return []
+
+
+@functools.cache
+def code_spider_names(modules: tuple[str, ...] | None = None) -> frozenset[str]:
+    """The names of the spider classes in `modules` (default: the project's SPIDER_MODULES), as
+    Scrapy's loader finds them. Raises ImportError when a module cannot be imported."""
+    if modules is None:
+        from crovia_spider.settings import SPIDER_MODULES
+
+        modules = tuple(SPIDER_MODULES)
+    return frozenset(
+        spider.name
+        for name in modules
+        for module in walk_modules_iter(name)
+        for spider in iter_spider_classes(module)
+    )

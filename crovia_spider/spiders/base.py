@@ -102,7 +102,12 @@ class FeedSpider(scrapy.Spider):
         logfilters.install()
         try:
             spider = super().from_crawler(crawler, *args, **kwargs)
-            feeds = load_feeds(resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]))
+            from crovia_spider.spiderloader import code_spider_names  # it imports this module
+
+            modules = tuple(crawler.settings.getlist("SPIDER_MODULES"))
+            feeds = load_feeds(
+                resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]), code_spider_names(modules)
+            )
             spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
             memory_mb = _positive(crawler.settings, "CROVIA_PARSE_MEMORY_MB", int)
             seconds = _positive(crawler.settings, "CROVIA_PARSE_SECONDS", float)

@@ -95,7 +95,8 @@ def test_a_misspelt_spider_gets_a_suggestion(tmp_path, three, feed_server):
 
 
 def test_a_spider_without_feeds_says_so(tmp_path, three, feed_server):
-    lab = {"vendor": "lab", "url": feed_server.url("a.xml"), "spider": "lab", "enabled": False}
+    lab = {"vendor": "lab", "url": feed_server.url("a.xml"), "spider": "lab", "enabled": False,
+           "new_spider": True}  # fmt: skip
     write_feeds(tmp_path / "feeds.toml", [*three, lab])
     proc = run_crawl(tmp_path, None, spider="lab")
     assert proc.returncode != 0

@@ -98,7 +98,8 @@ def test_selecting_feeds(tmp_path):
         tmp_path,
         '[[feeds]]\nvendor = "a"\nurl = "https://a.example.org/"\n'
         '[[feeds]]\nvendor = "b"\nurl = "https://b.example.org/"\nenabled = false\n'
-        '[[feeds]]\nvendor = "c"\nurl = "https://c.example.org/"\nspider = "other"\n',
+        '[[feeds]]\nvendor = "c"\nurl = "https://c.example.org/"\nspider = "other"\n'
+        "new_spider = true\n",
     )
     assert [f.vendor for f in feeds_for_spider(feeds, "vendor_press")] == ["a"]
     assert [f.vendor for f in feeds_for_spider(feeds, "vendor_press", "b")] == ["b"]

@@ -21,9 +21,9 @@ def scrapy_list(env: dict[str, str] | None = None, *args: str) -> list[str]:
     return proc.stdout.split()
 
 
-def crawl_with(tmp_path, server, spider, *args, env=None):
+def crawl_with(tmp_path, server, spider, *args, env=None, new_spider=False):
     feeds = [
-        {"vendor": f"v{i}", "url": server.url(name), "spider": spider}
+        {"vendor": f"v{i}", "url": server.url(name), "spider": spider, "new_spider": new_spider}
         for i, name in enumerate(FIXTURES)
     ]
     return run_crawl(tmp_path, feeds, *args, spider=spider, env=env)
@@ -41,9 +41,10 @@ def test_every_project_spider_crawls_a_fixture(tmp_path, feed_server, spider):
 def test_a_config_entry_makes_a_spider(tmp_path, feed_server):
     (tmp_path / "feeds.toml").write_text(
         f'[[feeds]]\nvendor = "lab"\nurl = "{feed_server.url(FIXTURES[1])}"\nspider = "lab_notes"\n'
+        "new_spider = true\n"
     )
     assert "lab_notes" in scrapy_list(crawl_env(tmp_path))
-    proc = crawl_with(tmp_path, feed_server, "lab_notes")
+    proc = crawl_with(tmp_path, feed_server, "lab_notes", new_spider=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (env,) = {e["body"]["axiom_subtype"] for e in envelopes(tmp_path)}
     assert env == "news.lab_notes.v1"

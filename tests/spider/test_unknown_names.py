@@ -39,7 +39,8 @@ def test_unknown_spider_is_refused_listing_the_spiders(tmp_path, feed_server, fe
 
 
 def test_config_spiders_are_listed_too(tmp_path, feed_server, feeds):
-    feeds = [*feeds, {"vendor": "lab", "url": feed_server.url("a.xml"), "spider": "lab_notes"}]
+    feeds = [*feeds, {"vendor": "lab", "url": feed_server.url("a.xml"), "spider": "lab_notes",
+                      "new_spider": True}]  # fmt: skip
     proc = run_crawl(tmp_path, feeds, spider="lab_note")
     assert proc.returncode == 2
     assert "spiders of this project: lab_notes, vendor_press" in proc.stderr
