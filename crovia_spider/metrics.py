@@ -30,9 +30,11 @@ from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from crovia_spider.runlog import INTERRUPTED
 from ledger.store import LEDGER_FILE, RUNS_FILE, SEALS_FILE
 
 FETCH_OUTCOMES = ("ok", "not_modified", "failed")
+NOT_FETCHED = "not_fetched"
 CHANGES = ("new", "updated")
 
 
@@ -52,7 +54,10 @@ class FeedHealth:
 
 
 def fetch_outcome(feed: dict[str, Any]) -> str:
-    """`ok`, `not_modified` or `failed`, as `FeedOutcome.fetched` decides success."""
+    """`ok`, `not_modified` or `failed`, as `FeedOutcome.fetched` decides success; `not_fetched`
+    for a feed a stopped crawl never asked for (no failure, and no success either)."""
+    if feed.get("error") == INTERRUPTED:
+        return NOT_FETCHED
     if feed.get("error") or feed.get("status") not in (200, 304):
         return "failed"
     return "not_modified" if feed.get("status") == 304 or feed.get("not_modified") else "ok"
@@ -108,6 +113,8 @@ class RunTotals:
         self.runs[key] = self.runs.get(key, 0) + 1
         for vendor, outcome, counts in feeds:
             health = self.feeds.setdefault(vendor, FeedHealth())
+            if outcome == NOT_FETCHED:
+                continue  # no fetch: neither a failure nor a success, and nothing issued
             health.fetches[outcome] += 1
             if outcome == "failed":
                 health.consecutive_failures += 1

@@ -116,6 +116,12 @@ class RunLog:
             for name in fields:
                 feed.cut[name] = feed.cut.get(name, 0) + 1
 
+    @staticmethod
+    def outcome_of(reason: str) -> str:
+        """The run's outcome for Scrapy's close reason: a stopped crawl ("shutdown": Ctrl-C,
+        SIGTERM) is "interrupted"; any other reason ("finished", ...) is itself."""
+        return INTERRUPTED if reason == "shutdown" else reason
+
     def close_unanswered(self, reason: str) -> None:
         """Give every feed that never answered (no status, no error) its reason: "interrupted"
         when the crawl was stopped (Scrapy's close reason "shutdown"), else the close reason."""

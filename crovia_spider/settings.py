@@ -78,7 +78,12 @@ DOWNLOADER_MIDDLEWARES = {
     "crovia_spider.middlewares.FetchPolicyMiddleware": 75,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.middlewares.BackoffRetryMiddleware": 550,
+    # Last before the download: once a Ctrl-C stopped the crawl, nothing new is fetched.
+    "crovia_spider.stopping.StopGate": 990,
 }
+# One Ctrl-C (or SIGTERM) drops the requests queued in the downloader and says so on stderr
+# (crovia_spider/stopping.py); Scrapy's own graceful close would still fetch them all.
+EXTENSIONS = {"crovia_spider.stopping.StopFetching": 0}
 # A feed is XML; an HTML page that refreshes to somewhere else is not a feed, and following it would
 # let a page decide what the feed's URL serves. Its hop would be checked anyway if this were on.
 METAREFRESH_ENABLED = False

@@ -228,7 +228,7 @@ class IssuePipeline(Stage):
         except (LedgerError, OSError) as exc:
             self._fail(f"final seal failed: {exc}")
         run.close_unanswered(reason)
-        outcome = "failed" if self.failed else reason
+        outcome = "failed" if self.failed else run.outcome_of(reason)
         record = run.record(utc_now_micro(), outcome)
         writer.append_run(record)
         state = updated_state(writer.directory, run) if not self.failed else None

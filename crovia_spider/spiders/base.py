@@ -51,6 +51,7 @@ from crovia_spider.runlog import (
     RunLog,
     utc_now_micro,
 )
+from crovia_spider.stopping import FetchStopped
 from ledger.fetch_record import (
     FAILED,
     NEW_BODY,
@@ -282,6 +283,8 @@ class FeedSpider(scrapy.Spider):
 
     def feed_failed(self, failure: Failure) -> None:
         """Record why a feed gave nothing; the crawl goes on with the others."""
+        if failure.check(FetchStopped):
+            return  # never asked for: the run record says "interrupted" (crovia_spider/stopping.py)
         feed: FeedConfig = failure.request.meta["feed"]
         outcome = self.run.feeds[feed.vendor]
         response = getattr(failure.value, "response", None)

@@ -179,7 +179,7 @@ def test_stop_mid_crawl_ends_with_a_sealed_consistent_ledger(
 
     assert "SIGKILL" not in scheduler.log()
     (run,) = run_records(tmp_path)
-    assert run["outcome"] == "shutdown"  # Scrapy took the SIGTERM as a graceful close
+    assert run["outcome"] == "interrupted"  # Scrapy took the SIGTERM as a graceful close
     (line,) = [line for line in scheduler.lines if "job=harvest finished" in line]
     assert f"exit=0 run_id={run['run_id']} " in line
     issued = len(envelopes(tmp_path))

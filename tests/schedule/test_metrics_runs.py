@@ -56,3 +56,17 @@ def test_runs_are_read_as_they_come_and_again_after_a_restore(tmp_path):
         restored["crovia_crawl_runs_total", (("outcome", "finished"), ("spider", "vendor_press"))]
         == 1
     )
+
+
+def test_a_feed_an_interrupted_crawl_never_fetched_is_no_failure(tmp_path):
+    """Issue 33, obs 6: a Ctrl-C'd crawl's unfetched feeds ("interrupted") neither fail nor
+    succeed: the streak of failures stands as it was, and no fetch is counted."""
+    interrupted = {"vendor": "a", "status": None, "error": "interrupted", "new": 0, "updated": 0}
+    doc = {"finished_at": "2026-01-01T02:00:00Z", "spider": "vendor_press",
+           "outcome": "interrupted", "feeds": [interrupted]}  # fmt: skip
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(record("2026-01-01T00:00:00Z", a=0) + json.dumps(doc).encode() + b"\n")
+    scraped = scrape(registry_for(tmp_path, None))
+    assert scraped["crovia_feed_consecutive_failures", (("vendor", "a"),)] == 1
+    assert scraped["crovia_feed_fetches_total", (("outcome", "failed"), ("vendor", "a"))] == 1
+    assert ("crovia_feed_last_success_timestamp_seconds", (("vendor", "a"),)) not in scraped
