@@ -12,7 +12,9 @@ in a row up to the newest crawl that included it, and every fetch by outcome (`o
 `not_modified`, `failed`); items issued by vendor and change (`new`, `updated`); and for the
 ledger as a whole its size, and how far sealing, stamping and publishing lag behind: the age of
 the oldest leaf that the newest seal (stamped seal, published checkpoint) does not cover yet, 0
-when it covers every leaf.
+when it covers every leaf. A stage that is not configured (stamping without CROVIA_TSA_URLS or
+CROVIA_OTS_CALENDARS, publishing without CROVIA_PUBLISH_DIR) has no lag: it would only grow, and an
+alert on it would fire on every install without that stage. `crovia_stage_configured` says which.
 """
 
 from __future__ import annotations
@@ -125,12 +127,27 @@ class RunTotals:
                 health.issued[change] += count
 
 
-class LedgerCollector(Collector):
-    """The metrics of the ledger at `ledger_dir` (and of the published log at `publish_dir`)."""
+def stamping_configured() -> bool:
+    """Whether `crovia stamp` has somewhere to ask: CROVIA_TSA_URLS or CROVIA_OTS_CALENDARS."""
+    from crovia_spider.options import env_default
 
-    def __init__(self, ledger_dir: Path, publish_dir: Path | None = None) -> None:
+    return any(
+        env_default(name).strip(", ") for name in ("CROVIA_TSA_URLS", "CROVIA_OTS_CALENDARS")
+    )
+
+
+class LedgerCollector(Collector):
+    """The metrics of the ledger at `ledger_dir` (and of the published log at `publish_dir`).
+
+    `stamping` says whether stamps are configured (default: the environment, as `crovia stamp`
+    reads it); publishing is configured when `publish_dir` is given."""
+
+    def __init__(
+        self, ledger_dir: Path, publish_dir: Path | None = None, stamping: bool | None = None
+    ) -> None:
         self.ledger_dir = Path(ledger_dir)
         self.publish_dir = publish_dir
+        self.stamping = stamping_configured() if stamping is None else stamping
         self._runs = RunTotals(self.ledger_dir / RUNS_FILE)
         self._lock = threading.Lock()  # the HTTP server may scrape from two threads
 
@@ -198,6 +215,11 @@ class LedgerCollector(Collector):
         }
         if self.publish_dir is not None:
             covered["published"] = _published_size(self.publish_dir)
+        configured = {
+            "sealed": True,  # every crawl seals at its end
+            "stamped": self.stamping,
+            "published": self.publish_dir is not None,
+        }
         try:
             size = (self.ledger_dir / LEDGER_FILE).stat().st_size
         except FileNotFoundError:
@@ -216,12 +238,22 @@ class LedgerCollector(Collector):
         lag = GaugeMetricFamily(
             "crovia_lag_seconds",
             "Age of the oldest leaf the stage (sealed, stamped, published) does not cover yet;"
-            " 0 when it covers every leaf",
+            " 0 when it covers every leaf; absent for a stage that is not configured",
             labels=["stage"],
         )
+        on = GaugeMetricFamily(
+            "crovia_stage_configured",
+            "1 when the stage is configured (stamped: CROVIA_TSA_URLS or CROVIA_OTS_CALENDARS;"
+            " published: CROVIA_PUBLISH_DIR), else 0 and it has no lag",
+            labels=["stage"],
+        )
+        for stage, is_on in configured.items():
+            on.add_metric([stage], 1 if is_on else 0)
         try:
             for stage, n in covered.items():
                 count.add_metric([stage], n)
+                if not configured[stage]:
+                    continue
                 oldest = parse_time(reader.envelope(n)["issued_at"]) if n < leaf_count else now
                 lag.add_metric([stage], max(0.0, now - oldest))
         finally:
@@ -229,6 +261,7 @@ class LedgerCollector(Collector):
                 reader.close()
         yield count
         yield lag
+        yield on
 
 
 def _lines(path: Path) -> Iterator[bytes]:

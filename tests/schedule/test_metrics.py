@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 import urllib.request
 from collections import Counter
@@ -21,7 +22,16 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.crawl import FAST_SETTINGS, crawl_env, run_crawl, run_records
+from crovia_spider.demo_tsa import OPENSSL, OpenSslTsa, TestPki
+from tests.crawl import (
+    BIN,
+    FAST_SETTINGS,
+    PROJECT_ROOT,
+    crawl_env,
+    crovia,
+    run_crawl,
+    run_records,
+)
 from tests.schedule.conftest import write_schedule
 
 OPENAI = "openai_news_rss_prefix.xml"
@@ -83,11 +93,13 @@ def assert_matches_the_run_record(got: dict, base: Path) -> None:
     # The failing feed never succeeded: no last-success sample rather than a made-up 0.
     assert ("crovia_feed_last_success_timestamp_seconds", (("vendor", "gone_lab"),)) not in got
     assert got["crovia_feed_consecutive_failures", (("vendor", "gone_lab"),)] == len(runs) >= 1
-    # Every crawl seals at its end: sealing does not lag; nothing was stamped, so stamping does.
+    # Every crawl seals at its end: sealing does not lag; no TSA or calendar is configured, so
+    # stamping says so and has no lag to grow (issue 33, obs 9).
     assert got["crovia_covered_leaves", (("stage", "sealed"),)] == leaf_count(base) > 0
     assert got["crovia_lag_seconds", (("stage", "sealed"),)] == 0
     assert got["crovia_covered_leaves", (("stage", "stamped"),)] == 0
-    assert got["crovia_lag_seconds", (("stage", "stamped"),)] > 0
+    assert got["crovia_stage_configured", (("stage", "stamped"),)] == 0
+    assert ("crovia_lag_seconds", (("stage", "stamped"),)) not in got
     assert got["crovia_ledger_bytes", ()] == (base / "ledger" / "axiom_ledger.jsonl").stat().st_size
 
 
@@ -174,3 +186,39 @@ def test_a_crawl_without_the_setting_writes_no_metrics_file(tmp_path, feed_serve
     proc = run_crawl(tmp_path, three_feeds(feed_server)[:1])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not list(tmp_path.rglob("*.prom"))
+
+
+def test_a_stage_not_configured_says_so_instead_of_lagging(tmp_path, feed_server):
+    """Issue 33, obs 9: without a TSA or calendar the stamped stage is not configured (0) and has
+    no lag sample, so an alert on its lag cannot fire on every install without stamps; with a
+    TSA (OpenSSL's, on 127.0.0.1) it is configured (1) and its lag is measured again."""
+    metrics = tmp_path / "crovia.prom"
+    env = crawl_env(tmp_path, CROVIA_METRICS_FILE=str(metrics))
+    for name in ("CROVIA_TSA_URLS", "CROVIA_OTS_CALENDARS", "CROVIA_PUBLISH_DIR"):
+        env.pop(name, None)
+    proc = run_crawl(tmp_path, three_feeds(feed_server)[:1], env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = samples(metrics.read_text())
+    assert got["crovia_stage_configured", (("stage", "sealed"),)] == 1
+    assert got["crovia_stage_configured", (("stage", "stamped"),)] == 0
+    assert got["crovia_stage_configured", (("stage", "published"),)] == 0
+    assert ("crovia_lag_seconds", (("stage", "stamped"),)) not in got
+    assert ("crovia_lag_seconds", (("stage", "published"),)) not in got
+    assert got["crovia_lag_seconds", (("stage", "sealed"),)] == 0
+
+    assert OPENSSL, "openssl is missing: apt-get install -y openssl"
+    pki = TestPki(tmp_path / "pki")
+    with OpenSslTsa(pki) as tsa:
+        stamping = {"CROVIA_TSA_URLS": tsa.url, "CROVIA_TSA_ROOTS": str(pki.root)}
+        stamped = subprocess.run(
+            [str(BIN / "crovia"), "stamp"], cwd=PROJECT_ROOT, env={**env, **stamping},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert stamped.returncode == 0 and tsa.hits >= 1, stamped.stdout + stamped.stderr
+    proc = run_crawl(tmp_path, None, env={**env, **stamping})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = samples(metrics.read_text())
+    assert got["crovia_stage_configured", (("stage", "stamped"),)] == 1
+    assert got["crovia_covered_leaves", (("stage", "stamped"),)] > 0
+    assert ("crovia_lag_seconds", (("stage", "stamped"),)) in got
+    assert crovia(tmp_path, "audit").returncode == 0
