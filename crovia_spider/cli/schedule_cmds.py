@@ -76,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_schedule(args: argparse.Namespace) -> int:
-    """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if invalid."""
+    """List the jobs, or run them until a stop signal. Raises ConfigError (exit 2) if the schedule,
+    or a feed list or rules file its crawls read, is invalid: before anything is listed or run."""
     import logging
 
     from crovia_spider.schedule.config import enabled_jobs, load_schedule, skip_reason
@@ -84,6 +85,7 @@ def run_schedule(args: argparse.Namespace) -> int:
     root = project_root()
     config = args.config if args.config is not None else path_default("CROVIA_SCHEDULE_FILE")
     configured = load_schedule(config)
+    check_crawl_config(configured)
     publish_dir = env_default("CROVIA_PUBLISH_DIR")
     skipped = {job.name: skip_reason(job, publish_dir) for job in configured}
     if args.list:
@@ -106,6 +108,34 @@ def run_schedule(args: argparse.Namespace) -> int:
         kill_after=args.kill_after,
     )
     return scheduler.run()
+
+
+def check_crawl_config(jobs: list[Job]) -> None:
+    """Load the feed list and the classification rules each crawl job will read (this
+    environment's, or a job's own `-s CROVIA_FEEDS_FILE=...`), as the crawl would. Raises
+    ConfigError naming the file and the entry: a mistake fails at start, not at every run."""
+    from crovia_spider.exceptions import ConfigError
+    from crovia_spider.feeds_config import load_feeds
+    from crovia_spider.options import resolve_path
+    from crovia_spider.ruleset import load_ruleset
+
+    loaders = (("CROVIA_FEEDS_FILE", load_feeds), ("CROVIA_CLASSIFY_FILE", load_ruleset))
+    checked: set[tuple[str, Path]] = set()
+    for job in jobs:
+        if job.spider is None:
+            continue
+        pairs = zip(job.args, job.args[1:], strict=False)
+        settings = dict(pair.split("=", 1) for flag, pair in pairs if flag == "-s" and "=" in pair)
+        for name, load in loaders:
+            own = settings.get(name)
+            path = resolve_path(own) if own else path_default(name)
+            if (name, path) in checked:
+                continue
+            checked.add((name, path))
+            try:
+                load(path)
+            except ConfigError as exc:
+                raise ConfigError(f"job {job.name!r}: {exc}" if own else str(exc)) from None
 
 
 def _serve_metrics(host: str, port: int) -> None:
