@@ -36,8 +36,9 @@ test: $(STAMP) need-openssl $(CHROMIUM)
 	CROVIA_FORBID_SKIPS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # For development: lint, then the fast tests (no crawl, no command run, no browser: the tests
-# conftest.py does not mark slow), in one to two minutes on 2 cores.
-check: lint
+# conftest.py does not mark slow), in one to two minutes on 2 cores. It runs the venv's python
+# itself, so it installs the venv itself too (a test holds every such target to it).
+check: $(STAMP) lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow" -q
 
 browser: $(CHROMIUM)

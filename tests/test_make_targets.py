@@ -5,6 +5,7 @@ pass with a tool missing.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -50,3 +51,37 @@ def test_a_skip_fails_when_make_test_forbids_skips(tmp_path):
     )  # fmt: skip
     assert forbidden.returncode == 1, forbidden.stdout
     assert "make test` forbids skips" in forbidden.stdout and "no such tool" in forbidden.stdout
+
+
+def _rules(makefile: str) -> dict[str, tuple[list[str], list[str]]]:
+    """target -> (prerequisites, recipe lines) of each explicit rule of `makefile`."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    current: list[str] | None = None
+    for line in makefile.splitlines():
+        if line.startswith("\t") and current is not None:
+            current.append(line)
+            continue
+        rule = re.match(r"^([^\s:=#][^:=]*):(?!=)(.*)$", line)
+        if rule and not line.startswith(("export", ".PHONY")):
+            current = []
+            for target in rule[1].split():
+                rules[target] = (rule[2].replace("|", " ").split(), current)
+        elif not line.startswith("\t"):
+            current = None
+    return rules
+
+
+def test_every_target_running_a_venv_program_installs_the_venv_first():
+    """`make check` in a fresh clone must set itself up as `make test` does (issue 33, obs 10):
+    a target whose recipe runs .venv/bin/... depends on the install stamp itself, not through
+    another target that happens to."""
+    rules = _rules((PROJECT_ROOT / "Makefile").read_text())
+    assert {"test", "check", "lint", "fuzz", "bench", "crawl", "demo"} <= rules.keys()
+    missing = [
+        target
+        for target, (prerequisites, recipe) in rules.items()
+        if target not in ("$(STAMP)", "$(BIN)/python")
+        and any("$(BIN)/" in line for line in recipe)
+        and "$(STAMP)" not in prerequisites
+    ]
+    assert missing == []
