@@ -13,8 +13,9 @@ session left in this checkout) in tmp_path,
 with its `.venv` a link to this one, and with no CROVIA_* variable set: default paths resolve
 inside the copy. The copy's config/feeds.toml lists the demo feeds, with the ids the commands use
 (openai, arxiv_cs_ai, ...), served on 127.0.0.1, so every crawl is real and nothing reaches the
-internet. CROVIA_POLITE_DELAYS=0 only saves time. `subscriptions.opml` is written holding feeds
-already configured, so the import changes nothing that a later crawl would fetch.
+internet, and every other feed of the project's list as it is, disabled: the sample OPML the README
+imports (docs/examples/subscriptions.opml, shipped) holds some of those, so the import adds
+nothing, as in a clone. CROVIA_POLITE_DELAYS=0 only saves time.
 
 Not run, each for its reason in SKIP: they are left out of the parametrised cases (so nothing is
 reported as skipped), and every entry must match a command, so the list cannot rot.
@@ -99,14 +100,22 @@ def fresh_copy(tmp_path_factory):
     server = serve(DEMO_FEEDS)
     port = server.server_address[1]
     feeds = [(vendor, f"http://127.0.0.1:{port}/{name}") for name, vendor in VENDORS.items()]
-    (root / "config" / "feeds.toml").write_text(
-        "".join(f'[[feeds]]\nvendor = "{v}"\nurl = "{u}"\n\n' for v, u in feeds)
-    )
-    outlines = "".join(f'<outline text="{v}" xmlUrl="{u}"/>' for v, u in feeds)
-    (root / "subscriptions.opml").write_text(f'<opml version="2.0"><body>{outlines}</body></opml>')
+    served = "".join(f'[[feeds]]\nvendor = "{v}"\nurl = "{u}"\n\n' for v, u in feeds)
+    (root / "config" / "feeds.toml").write_text(served + _other_feeds_disabled())
     yield root
     server.shutdown()
     server.server_close()
+
+
+def _other_feeds_disabled() -> str:
+    """The project's feeds the demo does not serve, as [[feeds]] tables with enabled = false."""
+    from crovia_spider.feeds_config import load_feeds
+
+    demo = set(VENDORS.values())
+    others = [f for f in load_feeds(PROJECT_ROOT / "config" / "feeds.toml") if f.vendor not in demo]
+    return "".join(
+        f'[[feeds]]\nvendor = "{f.vendor}"\nurl = "{f.url}"\nenabled = false\n\n' for f in others
+    )
 
 
 def _project_files() -> list[str]:
@@ -161,6 +170,6 @@ def test_the_sessions_leave_files_only_where_git_ignores_them(fresh_copy):
         ["git", "check-ignore", "--no-index", "--stdin"], cwd=PROJECT_ROOT, input="\n".join(new),
         capture_output=True, text=True,
     ).stdout.split()  # fmt: skip
-    # Written on purpose: the test's own OPML file, and the spider `scrapy genspider` makes.
-    expected = {"subscriptions.opml", "crovia_spider/spiders/lab_notes.py"}
+    # Written on purpose: the spider `scrapy genspider` makes.
+    expected = {"crovia_spider/spiders/lab_notes.py"}
     assert sorted(set(new) - set(ignored) - expected) == []
