@@ -13,7 +13,8 @@ and `computed` for a failed check.
 
 A closed pipe (`crovia find | head -1`) ends any command quietly, with its exit code so far (0 when
 the handler had succeeded): the reader has what it wanted; there is no message and no traceback.
-A misspelt command or choice gets "did you mean ...?".
+A misspelt command or choice gets "did you mean ...?", and so does a command's misspelt option,
+with that command's usage (`crovia find: unknown option --vendr; did you mean --vendor?`).
 """
 
 from __future__ import annotations
