@@ -71,12 +71,12 @@ def load_feeds(path: Path | str, spiders: Iterable[str] | None = None) -> list[F
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
     `spiders` are the names the spider modules define (default: those of the project's
-    SPIDER_MODULES, crovia_spider/spiderloader.py). Raises ConfigError naming the file, the entry
-    and the reason: unreadable or invalid TOML, over a bound (size, nesting:
-    crovia_spider/config_tables.py; more than MAX_FEEDS entries), a top-level table other than
-    `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown key, a missing or malformed
-    field, a duplicate vendor id or URL, a spider name that is neither in `spiders` nor declared
-    new (`new_spider = true`) by an entry.
+    SPIDER_MODULES, read from their source: crovia_spider/spider_modules.py). Raises ConfigError
+    naming the file, the entry and the reason: unreadable or invalid TOML, over a bound (size,
+    nesting: crovia_spider/config_tables.py; more than MAX_FEEDS entries), a top-level table
+    other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown key, a missing
+    or malformed field, a duplicate vendor id or URL, a spider name that is neither in `spiders`
+    nor declared new (`new_spider = true`) by an entry.
     """
     path = Path(path)
     try:
@@ -95,9 +95,9 @@ def load_feeds(path: Path | str, spiders: Iterable[str] | None = None) -> list[F
     feeds = [_entry(path, index, entry) for index, entry in enumerate(entries, start=1)]
     _check_unique(path, feeds)
     if spiders is None:
-        from crovia_spider.spiderloader import code_spider_names
+        from crovia_spider.spider_modules import spider_names
 
-        spiders = code_spider_names()
+        spiders = spider_names()
     _check_spiders(path, feeds, frozenset(spiders))
     return feeds
 

@@ -110,7 +110,7 @@ class _Parser(argparse.ArgumentParser):
                 raise UsageError(f"{self.prog}: unknown option {name}{hint}", self.format_usage())
 
 
-_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # argparse reads these as values
+_NEGATIVE_NUMBER = re.compile(r"-[0-9]+|-[0-9]*\.[0-9]+")  # argparse reads these as values
 
 
 def _is_unknown_option(word: str, known: list[str]) -> bool:

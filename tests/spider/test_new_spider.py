@@ -5,6 +5,9 @@ silently made a new spider that read the page as RSS, and `crovia feeds check` p
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from crovia_spider.exceptions import ConfigError
@@ -84,3 +87,24 @@ def test_a_crawl_is_refused_before_any_request(tmp_path, feed_server):
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "unknown spider 'vendor_pres'" in proc.stderr
     assert feed_server.requests == []
+
+
+def test_spider_names_are_read_from_source_without_scrapy(tmp_path):
+    package = tmp_path / "more_spiders"
+    (package / "deep").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "deep" / "__init__.py").write_text("")
+    (package / "deep" / "notes.py").write_text(
+        "import scrapy_is_not_imported_here\n\nclass DeepNotes:\n    name = 'deep_notes'\n"
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        " from crovia_spider.spider_modules import spider_names;"
+        " print(sorted(spider_names(('crovia_spider.spiders', 'more_spiders'))));"
+        " assert 'scrapy' not in sys.modules"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['deep_notes', 'vendor_press']"
