@@ -3,9 +3,10 @@
 The spider builds a FeedFetch for every fetch of every feed (a body, a 304, a failure) and sends
 it with the FETCH_RECORDED signal; the issue stage signs it as an AX.FETCH envelope
 (ledger/fetch_record.py) and keeps the body. For a body the record states the digest of the
-identities of the entries read, in feed order, and how many the body held that were not read (past
-the entry limit, or unreadable: `signed_entries`); `read_kept_body` reads a kept body again the
-same way, so anyone can recompute all of it (`crovia absent` and `crovia history` do).
+identities of the items the spider yielded for it, in the order yielded, and how many entries the
+body held that were not read (past the entry limit, or unreadable: `signed_entries`);
+`read_kept_body` reads a kept body again with the same spider's code, so anyone can recompute all
+of it (`crovia absent` and `crovia history` do).
 
 A body is parsed with two headers only, both in the record: the response's Content-Type (its
 charset) and the final URL as Content-Location (the base of relative links). Nothing else a
@@ -19,10 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crovia_spider.feed.body import ParsedFeed, parse_body
-from crovia_spider.feed.entries import entry_item
-from crovia_spider.feed.identity import identity
-from crovia_spider.feeds_config import FeedConfig
-from ledger.fetch_record import ENTRY_COUNTS, entries_digest
+from ledger.fetch_record import entries_digest
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
 FETCH_RECORDED = object()
@@ -68,40 +66,24 @@ def sent_validators(headers: Mapping[str, str]) -> dict[str, str]:
     return {key: headers[name] for name, key in names if headers.get(name)}
 
 
-def read_identities(
-    parsed: ParsedFeed, vendor: str, feed_url: str, final_url: str, limit: int
-) -> tuple[list[dict[str, str]], int]:
-    """The identities of the entries of `parsed` the crawl reads (the first `limit`), in feed
-    order, and how many of those could not be read (left out, as the spider leaves them out)."""
-    feed = FeedConfig(vendor=vendor, url=feed_url)
-    out, dropped = [], 0
-    for entry in parsed.entries[:limit]:
-        try:
-            item = entry_item(
-                entry, feed, spider="", base_url=final_url, status=200, observed_at="",
-                run_hash="",
-            )  # fmt: skip
-        except Exception:  # the spider drops such an entry alone, and so does this
-            dropped += 1
-            continue
-        out.append(identity(item))
-    return out, dropped
-
-
 def signed_entries(
-    identities: list[dict[str, str]], parsed: ParsedFeed, limit: int, dropped: int
+    identities: list[dict[str, str]], parsed: ParsedFeed, limit: int
 ) -> dict[str, int | str]:
-    """A fetch record's `entries` (docs/format.md): the `identities` read from the first `limit`
-    entries of `parsed` (`dropped` of those could not be read), and what the body held besides:
-    entries past the limit, entries the reader left out (a reference XML cannot encode, cut off
-    by a truncated document) or could not make an item of."""
+    """A fetch record's `entries` (docs/format.md): the `identities` of the items the spider
+    yielded for the body whose reader gave `parsed`, and what the body held besides: entries past
+    the `limit`, and `unread`, the entries the body held (as many as the reader gave and left
+    out, a reference XML cannot encode or cut off by a truncated document; never fewer than the
+    items yielded) that yielded no item."""
+    over_limit = max(0, len(parsed.entries) - limit)
+    held = len(parsed.entries) + parsed.invalid_entries + parsed.truncated_entries
+    in_body = max(held, len(identities) + over_limit)
     return {
         "count": len(identities),
         "identities_sha256": entries_digest(identities),
         "limit": limit,
-        "in_body": len(parsed.entries) + parsed.invalid_entries + parsed.truncated_entries,
-        "over_limit": max(0, len(parsed.entries) - limit),
-        "unread": parsed.invalid_entries + parsed.truncated_entries + dropped,
+        "in_body": in_body,
+        "over_limit": over_limit,
+        "unread": in_body - len(identities) - over_limit,
     }
 
 
@@ -110,10 +92,12 @@ def read_kept_body(
     record_body: Mapping[str, Any],
     final_url: str,
     parse: Callable[[bytes, dict[str, str]], ParsedFeed] = parse_body,
+    spider: Any = None,
 ) -> dict[str, Any]:
     """A kept `body` read again as the fetch record whose signed `body` is `record_body` says it
     was read (its vendor, feed URL, Content-Type and entry limit, and the final URL of the fetch
-    that received it), with `parse` (the crawl's worker and ceilings, for a caller that has them):
+    that received it), by the spider class `spider` (`FeedSpider.read_again`: its own reading,
+    and for a feed format `parse`, the crawl's worker and ceilings for a caller that has them):
     `{"identities": [...], "in_body", "over_limit", "unread"}` as `signed_entries` counts them,
     or `{"error": why}` when the body is not a readable feed (or the record not one to follow).
     """
@@ -125,18 +109,19 @@ def read_kept_body(
         return {"error": "the fetch record names no feed to read it as"}  # the audit says more
     if type(limit) is not int or limit < 0:
         return {"error": "the fetch record states no entry limit"}
-    parsed = parse(body, parse_headers(content_type, final_url))
-    if parsed.failed:
-        return {"error": parsed.error}
-    identities, dropped = read_identities(parsed, vendor, feed_url, final_url, limit)
-    counted = signed_entries(identities, parsed, limit, dropped)
-    return {"identities": identities, **{key: counted[key] for key in ENTRY_COUNTS}}
+    if spider is None:  # the base's reading (vendor_press and every config-made spider)
+        from crovia_spider.spiders.base import FeedSpider
+
+        name = record_body.get("spider")
+        name = name if type(name) is str and name else "feed"
+        spider = type("FeedReader", (FeedSpider,), {"name": name})
+    return spider.read_again(body, record_body, final_url, parse)
 
 
 def body_identities(
     body: bytes, record_body: Mapping[str, Any], final_url: str
 ) -> list[dict[str, str]] | None:
-    """The identities read from a kept `body` (`read_kept_body`), or None when it is not a
-    readable feed."""
+    """The identities read from a kept `body` (`read_kept_body`, by the base's reading), or None
+    when it is not a readable feed."""
     found = read_kept_body(body, record_body, final_url)
     return found.get("identities")

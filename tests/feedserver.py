@@ -27,6 +27,7 @@ _TYPES = {
     ".xml": "application/rss+xml",
     ".rdf": "application/rdf+xml",
     ".atom": "application/atom+xml",
+    ".jsonl": "application/x-ndjson",
 }
 
 

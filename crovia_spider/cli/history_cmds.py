@@ -65,10 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _body_reader(ledger: Any) -> Any:
     """The crawl's reader for kept bodies, in its worker under CROVIA_PARSE_MEMORY_MB and
-    CROVIA_PARSE_SECONDS, with the ledger's read-again cache."""
+    CROVIA_PARSE_SECONDS, with the ledger's read-again cache; each body read by the project's
+    spider that received it."""
     from crovia_spider.exceptions import CroviaError
     from crovia_spider.feed.reread import KeptBodyReader
     from crovia_spider.options import env_default
+    from crovia_spider.project_spiders import project_spider
 
     try:
         memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))
@@ -77,7 +79,7 @@ def _body_reader(ledger: Any) -> Any:
         memory_mb = seconds = 0
     if not (memory_mb > 0 and 0 < seconds < float("inf")):
         raise CroviaError("CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS must be above 0")
-    return KeptBodyReader(ledger, memory_mb, seconds)
+    return KeptBodyReader(ledger, memory_mb, seconds, project_spider)
 
 
 def _timeline(ledger: Any, identity: dict[str, Any], **how: Any) -> Any:

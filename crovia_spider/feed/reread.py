@@ -1,20 +1,23 @@
 """Kept bodies read again for `crovia history` and `crovia absent`, as the crawl read them and
 under the crawl's ceilings, each body once.
 
-A kept body is the bytes a source served, hostile or not: it is parsed in the crawl's worker
-process (crovia_spider/feed/parsepool.py, `BlockingParser`) under CROVIA_PARSE_MEMORY_MB and
+A kept body is the bytes a source served, hostile or not: it is parsed in the crawl's worker process
+(crovia_spider/feed/parsepool.py, `BlockingParser`) under CROVIA_PARSE_MEMORY_MB and
 CROVIA_PARSE_SECONDS, never in the command's own process; a body past a ceiling is a body that
-cannot be read again, and says which ceiling. What a body gave is kept in the ledger's read-again
-cache (ledger/store/entry_cache.py) under the body's digest and how it was read, so the next
-question about the feed costs no parse. A failure is reused only under ceilings no larger than
-the ones it failed under. Nothing read from the cache is trusted: a value of the wrong shape is a
-miss, and every answer is held to the fetch record's signed counts and digest by the timeline.
+cannot be read again, and says which ceiling. A body is read by the spider its fetch record names
+(`spiders(name)`: FeedSpider.read_again, with that spider's own `parse_entries()` and
+`entry_item()`), or by the base's reading when the project has no such spider now. What a body gave
+is kept in the ledger's read-again cache (ledger/store/entry_cache.py) under the body's digest and
+how it was read, so the next question about the feed costs no parse. A failure is reused only under
+ceilings no larger than the ones it failed under. Nothing read from the cache is trusted: a value of
+the wrong shape is a miss, and every answer is held to the fetch record's signed counts and digest
+by the timeline.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +31,22 @@ from ledger.store import EntryCache
 
 # Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,
 # body.py), so no answer of the old rule is taken for one of the new.
-READ_RULE = 1
+READ_RULE = 2
 _IDENTITY_KEYS = frozenset(("family", "guid", "link"))
 
 
 class KeptBodyReader:
     """A `ledger.store.timeline` BodyReader: `reader(body, record_body, final_url)`."""
 
-    def __init__(self, ledger_dir: str | Path, memory_mb: int, seconds: float) -> None:
+    def __init__(
+        self,
+        ledger_dir: str | Path,
+        memory_mb: int,
+        seconds: float,
+        spiders: Callable[[str], type | None] = lambda name: None,
+    ) -> None:
         self.memory_mb, self.seconds = memory_mb, seconds
+        self.spiders = spiders
         self.parser = BlockingParser(memory_mb, seconds)
         self.cache = EntryCache(ledger_dir)
 
@@ -44,11 +54,13 @@ class KeptBodyReader:
         self, body: bytes, record_body: Mapping[str, Any], final_url: str
     ) -> dict[str, Any]:
         digest = hashlib.sha256(body).hexdigest()
-        key = cache_key(digest, record_body, final_url)
+        name = record_body.get("spider")
+        spider = self.spiders(name) if type(name) is str and name else None
+        key = cache_key(digest, record_body, final_url, spider)
         cached = self.cache.get(key)
         if cached is not None and self._usable(cached):
             return {k: v for k, v in cached.items() if k in ("identities", "error", *ENTRY_COUNTS)}
-        found = read_kept_body(body, record_body, final_url, self.parser)
+        found = read_kept_body(body, record_body, final_url, self.parser, spider)
         if "identities" in found:
             self.cache.put(key, digest, found)
         else:
@@ -85,10 +97,12 @@ class KeptBodyReader:
         )
 
 
-def cache_key(digest: str, record_body: Mapping[str, Any], final_url: str) -> str:
+def cache_key(
+    digest: str, record_body: Mapping[str, Any], final_url: str, spider: type | None = None
+) -> str:
     """The read-again cache key of the body `digest` read as `record_body` says: everything the
-    reading depends on (the record's feed, Content-Type and limit, the final URL, the rule and
-    feedparser's version)."""
+    reading depends on (the record's feed, Content-Type and limit, the final URL, the rule,
+    feedparser's version, and the spider class that reads it, None for the base's reading)."""
     entries = record_body.get("entries")
     how = [
         READ_RULE,
@@ -99,5 +113,6 @@ def cache_key(digest: str, record_body: Mapping[str, Any], final_url: str) -> st
         record_body.get("vendor"),
         record_body.get("feed_url"),
         entries.get("limit") if isinstance(entries, Mapping) else None,
+        spider and f"{spider.__module__}.{spider.__qualname__}",
     ]
     return hashlib.sha256(canonical_json(how)).hexdigest()

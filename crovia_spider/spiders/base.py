@@ -6,21 +6,35 @@ feedparser and yields one FeedEntryItem per entry, and records every feed's fetc
 (`self.run`). No hashing, dedupe or classification here: the pipelines do that (docs/design.md).
 
 A new source family is usually just `spider = "NAME"` in feeds.toml (the spider loader makes the
-class). A subclass is for when parsing must differ: override `entry_item()`:
+class). A subclass is for when reading must differ: override `entry_item()` (one entry to an
+item), or `parse_entries()` for a format of its own (a body to its entries), and name samples of
+that format in `fixtures`:
 
     class LabNotesSpider(FeedSpider):
         name = "lab_notes"
+        fixtures = ("lab_notes_sample.jsonl",)
+
+        def parse_entries(self, response):
+            for line in response.body.splitlines():
+                note = json.loads(line)
+                yield {"id": note["id"], "link": note["url"], "title": note["title"]}
+
+Whatever a subclass overrides, the base counts the items the spider yields for a body: they are
+the fetch record's entries (their identities, in the order yielded), and `crovia history` /
+`crovia absent` read a kept body again with the same spider's code (`read_again`), so the
+guarantees of docs/format.md ("fetch records") hold for every spider.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
+from scrapy.responsetypes import responsetypes
 from twisted.python.failure import Failure
 
 from crovia_spider import logfilters
@@ -28,6 +42,7 @@ from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.identity import identity
+from crovia_spider.feed.own_format import read_own_format
 from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.feed_state import conditional_headers, load_state
 from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
@@ -35,7 +50,6 @@ from crovia_spider.fetches import (
     FETCH_RECORDED,
     FeedFetch,
     parse_headers,
-    read_identities,
     sent_validators,
     signed_entries,
 )
@@ -53,6 +67,7 @@ from crovia_spider.runlog import (
 )
 from crovia_spider.stopping import FetchStopped
 from ledger.fetch_record import (
+    ENTRY_COUNTS,
     FAILED,
     NEW_BODY,
     NOT_MODIFIED,
@@ -68,6 +83,13 @@ class FeedSpider(scrapy.Spider):
     refused (ConfigError): a misspelt `-a vendr=x` must not quietly crawl every feed. A subclass
     taking arguments of its own takes them out of `kwargs` before calling this.
     """
+
+    # Samples of the format this spider reads, files of tests/fixtures/feeds/: the project's spider
+    # test crawls every spider against its own (tests/spider/test_spiders.py).
+    fixtures: tuple[str, ...] = (
+        "arxiv_cs_ai_rss2_2026-04-27_trim3.xml",
+        "openai_news_rss_prefix.xml",
+    )
 
     def __init__(
         self, *args: Any, vendor: str | None = None, skip: str | None = None, **kwargs: Any
@@ -153,7 +175,10 @@ class FeedSpider(scrapy.Spider):
             outcome.not_modified = True
             self.record_fetch(self.not_modified(feed, response, observed_at))
             return
-        parsed = await self.parser.parse(response.body, response_headers(response))
+        if self.reads_own_format():
+            parsed = read_own_format(self.parse_entries(response))
+        else:
+            parsed = await self.parser.parse(response.body, response_headers(response))
         items = list(self.read_entries(parsed, feed, response, observed_at))
         self.record_fetch(self.received(feed, response, observed_at, parsed, items))
         for item in items:
@@ -168,24 +193,19 @@ class FeedSpider(scrapy.Spider):
         items: list[FeedEntryItem],
     ) -> FeedFetch:
         """The fetch record of a body: new or the same as the feed's previous one, and what it
-        held; or unreadable (no entries stated). The body is kept either way."""
+        held: the `items` the spider yields for it (`entries_read`); or unreadable (no entries
+        stated) when it yields none of a body its reader could not read. The body is kept."""
         outcome = self.run.feeds[feed.vendor]
         fetch = self._fetch(feed, response.meta.get("sent"), fetched_at)
         fetch.fetch = fetch_evidence(response, outcome.sha256, fetched_at)
         fetch.body_sha256, fetch.body = outcome.sha256, response.body
         fetch.content_type = _header(response, b"Content-Type")
-        if parsed.failed:
+        if parsed.failed and not items:
             fetch.outcome, fetch.error = UNREADABLE_BODY, parsed.error
             return fetch
         previous = self.state.get(feed.url, {}).get("last_body_sha256")
         fetch.outcome = UNCHANGED_BODY if previous == outcome.sha256 else NEW_BODY
-        limit = self.max_entries
-        if len(items) == len(parsed.entries[:limit]):
-            identities, dropped = [item.identity for item in items], 0
-        else:  # entries were left out (unreadable, or by a subclass): read them as a verifier will
-            url = response.url
-            identities, dropped = read_identities(parsed, feed.vendor, feed.url, url, limit)
-        fetch.entries = signed_entries(identities, parsed, limit, dropped)
+        fetch.entries = entries_read(items, parsed, self.max_entries)
         self.run.bodies[feed.vendor] = {
             "sha256": outcome.sha256,
             "entries": fetch.entries,
@@ -219,6 +239,43 @@ class FeedSpider(scrapy.Spider):
     def record_fetch(self, fetch: FeedFetch) -> None:
         """Hand a fetch record to the issue stage (pipelines/issue.py signs it)."""
         self.crawler.signals.send_catch_log(signal=FETCH_RECORDED, fetch=fetch)
+
+    def reads_own_format(self) -> bool:
+        """True when this spider reads bodies with its own `parse_entries()`, not feedparser."""
+        return type(self).parse_entries is not FeedSpider.parse_entries
+
+    def parse_entries(self, response: Response) -> Iterable[Mapping[str, Any]]:
+        """Override for a format of one's own: yield the entries of `response`'s body in order,
+        each a dict of feedparser's shape (`id`, `link`, `title`, `summary`, `published`,
+        `content`), which `entry_item()` makes an item. Read from the body and `response.url`
+        only: `crovia absent` reads a kept body again through this same method. Runs in the
+        crawl's process, without the parser worker's ceilings."""
+        raise NotImplementedError  # never called unless overridden (reads_own_format)
+
+    @classmethod
+    def read_again(
+        cls, body: bytes, record_body: Mapping[str, Any], final_url: str, parse: Any
+    ) -> dict[str, Any]:
+        """A kept `body` read again exactly as a crawl of this spider read it, as the fetch record
+        whose signed `body` is `record_body` says (its vendor, feed URL, Content-Type and entry
+        limit; `final_url`), the feed format with `parse` (the crawl's worker, for a caller that
+        has one): `{"identities": [...], "in_body", "over_limit", "unread"}`, or `{"error": why}`.
+        """
+        feed = FeedConfig(vendor=record_body["vendor"], url=record_body["feed_url"])
+        spider = cls()
+        spider.run = RunLog(spider.name, [(feed.vendor, feed.url)])
+        spider.max_entries = record_body["entries"]["limit"]
+        response = kept_response(body, final_url, record_body.get("content_type", ""), feed)
+        if spider.reads_own_format():
+            parsed = read_own_format(spider.parse_entries(response))
+        else:
+            parsed = parse(body, response_headers(response))
+        items = list(spider.read_entries(parsed, feed, response, ""))
+        if parsed.failed and not items:
+            return {"error": parsed.error}
+        counted = entries_read(items, parsed, spider.max_entries)
+        identities = [item.identity or identity(item) for item in items]
+        return {"identities": identities, **{k: counted[k] for k in ENTRY_COUNTS}}
 
     def read_entries(
         self, parsed: ParsedFeed, feed: FeedConfig, response: Response, observed_at: str
@@ -264,7 +321,7 @@ class FeedSpider(scrapy.Spider):
         kind = type(exc).__name__
         reason = f"unreadable entry ({kind})"
         self.run.drop(vendor, reason)
-        what = entry.get("id") or entry.get("link") or ""
+        what = (entry.get("id") or entry.get("link") or "") if isinstance(entry, dict) else entry
         self.logger.debug("dropped %s: %s: %.200r (%.200s)", vendor, reason, what, exc)
 
     def entry_item(
@@ -300,6 +357,24 @@ class FeedSpider(scrapy.Spider):
             del evidence["body_sha256"]  # an error page is not kept
             record.fetch = evidence
         self.record_fetch(record)
+
+
+def entries_read(items: list[FeedEntryItem], parsed: ParsedFeed, limit: int) -> dict[str, Any]:
+    """A fetch record's `entries` (docs/format.md) of a body for which the spider yielded `items`
+    (each given its identity, the one its AX.OBS envelope signs) from what the reader gave:
+    `parsed` and the entry `limit`."""
+    for item in items:
+        item.identity = item.identity or identity(item)
+    return signed_entries([item.identity for item in items], parsed, limit)
+
+
+def kept_response(body: bytes, final_url: str, content_type: str, feed: FeedConfig) -> Response:
+    """A kept body as the response a crawl received it in: the class Scrapy picks for it, its
+    final URL, its Content-Type and a 200 (a request carrying the feed, as in a crawl)."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    kind = responsetypes.from_args(headers=headers, url=final_url, body=body)
+    request = scrapy.Request(feed.url, meta={"feed": feed}, dont_filter=True)
+    return kind(url=final_url, status=200, headers=headers, body=body, request=request)
 
 
 def record_response(outcome: FeedOutcome, response: Response) -> None:

@@ -1,5 +1,6 @@
-"""Every spider of the project runs against a fixture, so a new spider cannot land untested; and
-the two ways of adding one (a config entry, `scrapy genspider -t feed`) work."""
+"""Every spider of the project runs against the fixtures it names (`fixtures`: samples of the
+format it reads), so a new spider cannot land untested; and the two ways of adding one (a config
+entry, `scrapy genspider -t feed`) work."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import subprocess
 
 import pytest
 
-from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia, envelopes, run_crawl, run_records
+from tests.crawl import (
+    BIN,
+    PROJECT_ROOT,
+    crawl_env,
+    envelopes,
+    fetch_records,
+    run_crawl,
+    run_records,
+)
 
 FIXTURES = ("arxiv_cs_ai_rss2_2026-04-27_trim3.xml", "openai_news_rss_prefix.xml")
 
@@ -21,21 +30,56 @@ def scrapy_list(env: dict[str, str] | None = None, *args: str) -> list[str]:
     return proc.stdout.split()
 
 
-def crawl_with(tmp_path, server, spider, *args, env=None, new_spider=False):
+def crawl_with(tmp_path, server, spider, *args, env=None, new_spider=False, fixtures=FIXTURES):
     feeds = [
         {"vendor": f"v{i}", "url": server.url(name), "spider": spider, "new_spider": new_spider}
-        for i, name in enumerate(FIXTURES)
+        for i, name in enumerate(fixtures)
     ]
     return run_crawl(tmp_path, feeds, *args, spider=spider, env=env)
 
 
-@pytest.mark.parametrize("spider", scrapy_list())  # the project's own config/feeds.toml
-def test_every_project_spider_crawls_a_fixture(tmp_path, feed_server, spider):
-    proc = crawl_with(tmp_path, feed_server, spider)
+def spider_fixtures(spider: str, env: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The fixtures `spider` names, as the project loads it (FeedSpider.fixtures)."""
+    code = (
+        "import json, sys\nfrom crovia_spider.project_spiders import project_spider\n"
+        "print(json.dumps(project_spider(sys.argv[1]).fixtures))"
+    )
+    proc = subprocess.run(
+        [str(BIN / "python"), "-c", code, spider], cwd=PROJECT_ROOT, env=env,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return tuple(json.loads(proc.stdout))
+
+
+def crawls_its_fixtures(tmp_path, server, spider, *args, env=None) -> tuple[str, ...]:
+    """Crawl `spider` against its own fixtures and hold it to every guarantee of the base: each
+    sample read whole, every entry an item, the fetch record's entries those items, `crovia
+    absent` answering from the kept body, the ledger sound. Returns the fixtures crawled."""
+    env = env or crawl_env(tmp_path)
+    fixtures = spider_fixtures(spider, env)
+    proc = crawl_with(tmp_path, server, spider, *args, env=env, fixtures=fixtures)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert run_records(tmp_path)[0]["totals"]["new"] == 9
-    assert {env["body"]["spider"] for env in envelopes(tmp_path)} == {spider}
-    assert crovia(tmp_path, "audit").returncode == 0
+    items = envelopes(tmp_path)
+    assert items and {item["body"]["spider"] for item in items} == {spider}
+    assert run_records(tmp_path)[0]["totals"]["new"] == len(items)
+    records = [record["body"] for record in fetch_records(tmp_path)]
+    assert [record["outcome"] for record in records] == ["new_body"] * len(fixtures)
+    for record in records:
+        read = [i for i in items if i["object"]["fetch"]["body_sha256"] == record["body_sha256"]]
+        assert record["entries"]["count"] == record["entries"]["in_body"] == len(read) > 0
+    url = items[-1]["body"]["spider_record"]["url"]
+    ask = [str(BIN / "crovia"), "absent", "--url", url, "--at", "2100-01-01"]
+    present = subprocess.run(ask, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True)
+    assert present.returncode == 1, present.stdout + present.stderr
+    audit = subprocess.run([str(BIN / "crovia"), "audit"], cwd=PROJECT_ROOT, env=env)
+    assert audit.returncode == 0
+    return fixtures
+
+
+@pytest.mark.parametrize("spider", scrapy_list())  # the project's own config/feeds.toml
+def test_every_project_spider_crawls_its_fixtures(tmp_path, feed_server, spider):
+    if crawls_its_fixtures(tmp_path, feed_server, spider) == FIXTURES:
+        assert run_records(tmp_path)[0]["totals"]["new"] == 9
 
 
 def test_a_config_entry_makes_a_spider(tmp_path, feed_server):
