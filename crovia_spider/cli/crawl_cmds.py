@@ -79,15 +79,11 @@ def plan(
     vendors: list[str], skip: list[str], spider: str | None, feeds_file: Path
 ) -> list[tuple[str, list[str]]]:
     """(spider, vendor ids and patterns for it) for each crawl to run, in order."""
-    from crovia_spider.exceptions import ConfigError
     from crovia_spider.feeds_config import DEFAULT_SPIDER, is_pattern, load_feeds, matches
 
     if spider is not None:
         return [(spider, vendors)]
-    try:
-        feeds = load_feeds(feeds_file)
-    except ConfigError:
-        return [(DEFAULT_SPIDER, vendors)]  # the crawl reports the file's fault, as scrapy's would
+    feeds = load_feeds(feeds_file)  # ConfigError: exit 2 with the message, before any crawl
     ids = {feed.vendor for feed in feeds}
     if any(not is_pattern(name) and name not in ids for name in vendors):
         return [(DEFAULT_SPIDER, vendors)]  # refused with a suggestion by the spider

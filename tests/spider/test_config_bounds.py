@@ -64,8 +64,9 @@ def test_a_deep_config_file_is_a_config_error(tmp_path: Path, which: str, shape:
 
 
 def test_a_deep_feed_list_refuses_the_crawl_as_any_bad_feed_list_does(tmp_path: Path) -> None:
-    """`crovia crawl` exits as `scrapy crawl` does for a feed list it refuses (README, exit
-    codes): a deep one is refused the same way, with the bound, and no traceback."""
+    """`crovia crawl` refuses a feed list it cannot load as a configuration error (exit 2, the
+    file named, before any crawl starts): a deep one the same way, with the bound, and no
+    traceback."""
 
     def crawl(text: str) -> subprocess.CompletedProcess[str]:
         (tmp_path / "feeds.toml").write_text(text)
@@ -80,7 +81,7 @@ def test_a_deep_feed_list_refuses_the_crawl_as_any_bad_feed_list_does(tmp_path: 
 
     plainly_bad = crawl("x = [\n")
     deep = crawl(DEEP["arrays"])
-    assert deep.returncode == plainly_bad.returncode != 0, deep.stderr[-2000:]
+    assert deep.returncode == plainly_bad.returncode == 2, deep.stderr[-2000:]
     assert "Traceback" not in deep.stderr and "RecursionError" not in deep.stderr
     assert str(tmp_path / "feeds.toml") in deep.stderr
     assert f"more than {MAX_NESTING} levels" in deep.stderr
