@@ -13,7 +13,7 @@ BOT_NAME = "crovia_spider"
 SPIDER_MODULES = ["crovia_spider.spiders"]
 NEWSPIDER_MODULE = "crovia_spider.spiders"
 # Also a spider for every `spider = "NAME"` in the feed list, so a new source family needs no code.
-SPIDER_LOADER_CLASS = "crovia_spider.spiderloader.FeedsSpiderLoader"
+SPIDER_LOADER_CLASS = "crovia_spider.spiders.spiderloader.FeedsSpiderLoader"
 # `scrapy genspider -t feed NAME URL` writes a FeedSpider subclass from this project's template.
 TEMPLATES_DIR = os.path.join(os.path.dirname(__file__), "templates")
 
@@ -38,7 +38,7 @@ CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
 CROVIA_FAILING_AFTER = env_default("CROVIA_FAILING_AFTER")
 # Entries read per feed and crawl; the rest are counted as dropped (a feed of millions is no feed).
 CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
-# Set: every crawl ends by writing Prometheus metrics there (crovia_spider/metrics.py).
+# Set: every crawl ends by writing Prometheus metrics there (crovia_spider/runs/metrics.py).
 CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
 CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")
 
@@ -47,7 +47,8 @@ USER_AGENT = user_agent(env_default("CROVIA_USER_AGENT"), CROVIA_CONTACT_URL)
 ROBOTSTXT_OBEY = True
 
 # Politeness: a few feeds per host, fetched hourly at most; no hurry. arXiv hosts get 1 request per
-# 3 s on one connection (crovia_spider/politeness.py), per-feed `delay` can raise a host's delay.
+# 3 s on one connection (crovia_spider/fetching/politeness.py), per-feed `delay` can raise a
+# host's delay.
 CONCURRENT_REQUESTS_PER_DOMAIN = 2
 DOWNLOAD_DELAY = 1.0
 
@@ -75,21 +76,21 @@ RETRY_BACKOFF_BASE = 2.0
 # RobotsTxtMiddleware (100), so a refused hop does not even have its robots.txt fetched. A redirect
 # RedirectMiddleware (600) returns is scheduled as a new request and comes through it again.
 DOWNLOADER_MIDDLEWARES = {
-    "crovia_spider.middlewares.FetchPolicyMiddleware": 75,
+    "crovia_spider.fetching.middlewares.FetchPolicyMiddleware": 75,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "crovia_spider.middlewares.BackoffRetryMiddleware": 550,
+    "crovia_spider.fetching.middlewares.BackoffRetryMiddleware": 550,
     # Last before the download: once a Ctrl-C stopped the crawl, nothing new is fetched.
-    "crovia_spider.stopping.StopGate": 990,
+    "crovia_spider.runs.stopping.StopGate": 990,
 }
 # One Ctrl-C (or SIGTERM) drops the requests queued in the downloader and says so on stderr
-# (crovia_spider/stopping.py); Scrapy's own graceful close would still fetch them all.
-EXTENSIONS = {"crovia_spider.stopping.StopFetching": 0}
+# (crovia_spider/runs/stopping.py); Scrapy's own graceful close would still fetch them all.
+EXTENSIONS = {"crovia_spider.runs.stopping.StopFetching": 0}
 # A feed is XML; an HTML page that refreshes to somewhere else is not a feed, and following it would
 # let a page decide what the feed's URL serves. Its hop would be checked anyway if this were on.
 METAREFRESH_ENABLED = False
 
 # Conditional GET is done by the spider from validators stored once items are durable
-# (crovia_spider/feed_state.py), so Scrapy's HTTP cache stays off (its default).
+# (crovia_spider/runs/feed_state.py), so Scrapy's HTTP cache stays off (its default).
 
 # Order matters: each stage needs the one before it (docs/design.md, step 3). The record must exist
 # before it is fingerprinted; dedupe needs the fingerprint and identity; classification runs only
@@ -102,12 +103,13 @@ ITEM_PIPELINES = {
     "pipelines.issue.IssuePipeline": 500,
 }
 
-# A cron job's log: a few timestamped lines, the run's summary last (crovia_spider/runsummary.py).
+# A cron job's log: a few timestamped lines, the run's summary last
+# (crovia_spider/runs/runsummary.py).
 # Scrapy's banner, settings, middleware lists and stats are INFO: `-s LOG_LEVEL=INFO` or
 # `crovia crawl --verbose` shows them, with one line per feed read.
 LOG_LEVEL = "WARNING"
-# Item lines are one short line each, never the whole item (crovia_spider/logformatter.py).
-LOG_FORMATTER = "crovia_spider.logformatter.LogFormatter"
+# Item lines are one short line each, never the whole item (crovia_spider/runs/logformatter.py).
+LOG_FORMATTER = "crovia_spider.runs.logformatter.LogFormatter"
 # `scrapy crawl` exits non-zero when the ledger refused a batch or the crawl was force-stopped.
 COMMANDS_MODULE = "crovia_spider.commands"
 # A cron job needs neither a telnet console nor a remote-control port.

@@ -3,7 +3,7 @@
 Sets `decision_hint` (also the envelope's `decision`), `category` (and with it `axiom_subtype` and
 `schema`), `envelope_target` ("AX.OBS"), and `item.ruleset` = {"version", "sha256"} of the rules
 file, signed into the envelope's `confidence.ruleset` so a classification can be reproduced later.
-The rules themselves are loaded and matched by crovia_spider/ruleset.py.
+The rules themselves are loaded and matched by crovia_spider/config/ruleset.py.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import logging
 
 from scrapy.crawler import Crawler
 
+from crovia_spider.config.ruleset import DECISION_HINTS, Rule, Ruleset, load_ruleset
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path
-from crovia_spider.ruleset import DECISION_HINTS, Rule, Ruleset, load_ruleset
 from pipelines.normalize import ENVELOPE_TARGET, subtype_fields
 from pipelines.stage import Stage
 

@@ -4,7 +4,7 @@ Identity (`item.identity`, signed as the envelope's `object.identity`; the ledge
 `item.identity_key` = sha256 of its canonical JSON, ledger/store/index.py): `{"family", "guid",
 "link"}`.
 - `family` scopes it: arXiv's feeds are one family (`arxiv`), every other feed is its own, named
-  by its vendor id (crovia_spider/feeds_config.py). A third-party feed repeating an arXiv entry,
+  by its vendor id (crovia_spider/config/feeds.py). A third-party feed repeating an arXiv entry,
   another vendor's link or a guid such as `1` therefore never meets another family's item.
 - arXiv: `guid` "" and `link` the version-less abstract URL `https://arxiv.org/abs/<id>`, so one
   paper is one item across categories and versions; only arXiv-family feeds carry arXiv metadata.

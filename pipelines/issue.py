@@ -4,12 +4,13 @@ Envelopes go to `Ledger.issue()` CROVIA_ISSUE_BATCH at a time on the ledger's wr
 fsync per batch); an item counts as `new`/`updated` only once its batch has returned, i.e. is
 durable. The ledger seals every CROVIA_SEAL_EVERY leaves by itself; when the spider closes, this
 stage flushes the last batch, seals once more (so every crawl ends sealed), appends the run record
-to runs.jsonl, and only then stores the feeds' validators (crovia_spider/feed_state.py). It all
+to runs.jsonl, and only then stores the feeds' validators (crovia_spider/runs/feed_state.py). It all
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
 Every fetch of every feed is also signed, as an AX.FETCH fetch record (ledger/fetch_record.py):
-the spider sends it (crovia_spider/fetches.py) before the feed's items, and it joins the batch
+the spider sends it (crovia_spider/spiders/fetches.py) before the feed's items, and it joins the
+batch
 like an item, its received body kept the same way.
 
 Envelope extras: the item's identity in `object.identity` (`{"family", "guid", "link"}`, what
@@ -32,11 +33,11 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 
 from crovia_spider.exceptions import CrawlRefused
-from crovia_spider.feed_state import failing_streaks, load_state, updated_state
-from crovia_spider.fetches import FETCH_RECORDED, FeedFetch
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
-from crovia_spider.runsummary import log_summary
+from crovia_spider.runs.feed_state import failing_streaks, load_state, updated_state
+from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
+from crovia_spider.runs.runsummary import log_summary
+from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger.envelope import new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.fetch_record import new_fetch_envelope

@@ -31,7 +31,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.options import resolve_path
-from crovia_spider.runlog import utc_now_micro
+from crovia_spider.runs.runlog import utc_now_micro
 from ledger.envelope import axiom_id_of
 from ledger.exceptions import KeyFileError, LedgerLocked, WrongSigningKey
 from ledger.store import IndexEntry, Ledger, Versions, load_ledger_key

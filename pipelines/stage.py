@@ -8,7 +8,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.runlog import RunLog
+from crovia_spider.runs.runlog import RunLog
 
 # Enough of an identity to find the item again; a hostile guid cannot make a log line long.
 LOG_CHARS = 200

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from crovia_spider.middlewares import retry_after_seconds
+from crovia_spider.fetching.middlewares import retry_after_seconds
 from crovia_spider.schedule.triggers import crontab_weekdays, parse_duration
 from tests.crawl import PROJECT_ROOT
 
@@ -60,8 +60,8 @@ def test_no_pattern_of_ours_ends_in_a_dollar_that_lets_a_newline_by() -> None:
 
 @pytest.mark.parametrize("name", ["openai\n", "open\u0663ai", "OPENAI"])
 def test_a_feed_id_with_a_final_newline_or_other_digits_is_refused(tmp_path, name) -> None:
+    from crovia_spider.config.feeds import load_feeds
     from crovia_spider.exceptions import ConfigError
-    from crovia_spider.feeds_config import load_feeds
 
     feeds = tmp_path / "feeds.toml"
     quoted = name.replace("\n", "\\n")

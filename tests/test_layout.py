@@ -153,3 +153,89 @@ def test_front_ends_import_rooms_not_their_modules():
                     ):
                         bad.append(f"{path.relative_to(ROOT)}: from {node.module}")
     assert not bad, "\n".join(bad)
+
+
+# docs/design.md, "The crawler's rooms": `crovia_spider/` in rooms by concern, as `ledger/` is. A
+# module imports its own room or a lower rank; the package root (options, exceptions, items,
+# settings, suggest, the demo) imports no room, except `__main__`, the entry point, which runs the
+# CLI.
+SPIDER_ROOM_RANKS = {
+    "": 0,
+    "config": 1,
+    "runs": 1,
+    "feed": 2,
+    "schedule": 2,
+    "web": 2,
+    "commands": 2,
+    "fetching": 3,
+    "services": 3,
+    "spiders": 4,
+    "cli": 5,
+}
+ROOT_MODULE_NAMES_EXEMPT = ("__init__.py",)
+
+
+def _spider_room_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SPIDER_ROOM_RANKS else ""
+
+
+def _spider_imports() -> list[tuple[str, str]]:
+    """(importing module, imported crovia_spider module) for every import under crovia_spider/,
+    at any depth; `from crovia_spider.x import y` counts as importing the module crovia_spider.x.y
+    when y is a module, else crovia_spider.x."""
+    found = []
+    for path in sorted((ROOT / "crovia_spider").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                base = node.module
+                targets = []
+                for alias in node.names:
+                    candidate = f"{base}.{alias.name}"
+                    is_module = (ROOT / Path(*candidate.split("."))).with_suffix(".py").exists()
+                    is_room = (ROOT / Path(*candidate.split("."))).is_dir()
+                    targets.append(candidate if is_module or is_room else base)
+            else:
+                continue
+            found.extend((module, t) for t in targets if t.split(".")[0] == "crovia_spider")
+    return found
+
+
+def test_crovia_spider_root_holds_few_modules():
+    modules = [
+        p.name
+        for p in (ROOT / "crovia_spider").glob("*.py")
+        if p.name not in ROOT_MODULE_NAMES_EXEMPT
+    ]
+    assert len(modules) <= ROOT_MODULES_MAX, sorted(modules)
+
+
+def test_every_crovia_spider_room_has_its_docstring():
+    for init in sorted((ROOT / "crovia_spider").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.split()) >= 20, f"{init}: a room says what it holds"
+        assert init.parent.name in SPIDER_ROOM_RANKS, f"{init.parent.name}: a room with no rank"
+
+
+def test_crovia_spider_imports_run_one_way():
+    bad = []
+    for module, target in _spider_imports():
+        mine, theirs = _spider_room_of(module), _spider_room_of(target)
+        if mine == theirs or module == "crovia_spider.__main__":
+            continue
+        if SPIDER_ROOM_RANKS[theirs] >= SPIDER_ROOM_RANKS[mine]:
+            bad.append(f"{module} ({mine or 'root'}) imports {target} ({theirs or 'root'})")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_crawlers_one_way_rule_sees_a_violation():
+    """Not vacuous: the rooms do import each other, downward, and the rule would see upward."""
+    pairs = {(_spider_room_of(m), _spider_room_of(t)) for m, t in _spider_imports()}
+    assert ("spiders", "fetching") in pairs and ("cli", "config") in pairs
+    assert ("fetching", "feed") in pairs and ("spiders", "runs") in pairs
+    assert _spider_room_of("crovia_spider.spiders.base") == "spiders"
+    assert _spider_room_of("crovia_spider.options") == ""

@@ -109,7 +109,7 @@ def fresh_copy(tmp_path_factory):
 
 def _other_feeds_disabled() -> str:
     """The project's feeds the demo does not serve, as [[feeds]] tables with enabled = false."""
-    from crovia_spider.feeds_config import load_feeds
+    from crovia_spider.config.feeds import load_feeds
 
     demo = set(VENDORS.values())
     others = [f for f in load_feeds(PROJECT_ROOT / "config" / "feeds.toml") if f.vendor not in demo]

@@ -79,7 +79,7 @@ def plan(
     vendors: list[str], skip: list[str], spider: str | None, feeds_file: Path
 ) -> list[tuple[str, list[str]]]:
     """(spider, vendor ids and patterns for it) for each crawl to run, in order."""
-    from crovia_spider.feeds_config import DEFAULT_SPIDER, is_pattern, load_feeds, matches
+    from crovia_spider.config.feeds import DEFAULT_SPIDER, is_pattern, load_feeds, matches
 
     if spider is not None:
         return [(spider, vendors)]

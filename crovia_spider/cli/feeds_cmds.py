@@ -16,7 +16,7 @@ from crovia_spider.cli import EXIT_OK
 from crovia_spider.options import path_default
 
 if typing.TYPE_CHECKING:
-    from crovia_spider.feeds_config import FeedConfig
+    from crovia_spider.config.feeds import FeedConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,8 +84,8 @@ def _feeds_file(parser: argparse.ArgumentParser) -> None:
 def list_feeds(args: argparse.Namespace) -> int:
     """Print each feed's health, one line each. Raises LedgerNotFound (exit 2) when the ledger
     directory does not exist: a mistyped path must not read as "never fetched"."""
-    from crovia_spider.feed_state import load_state
-    from crovia_spider.feeds_config import load_feeds
+    from crovia_spider.config.feeds import load_feeds
+    from crovia_spider.runs.feed_state import load_state
     from ledger.exceptions import LedgerNotFound
 
     if not args.ledger_dir.is_dir():
@@ -162,8 +162,8 @@ def _minute(when: object) -> str:
 def check_config(args: argparse.Namespace) -> int:
     """Load every config file the crawl and the scheduler read, as they would; ConfigError
     (exit 2, naming file, entry and key) for the first that is wrong."""
-    from crovia_spider.feeds_config import load_feeds
-    from crovia_spider.ruleset import load_ruleset
+    from crovia_spider.config.feeds import load_feeds
+    from crovia_spider.config.ruleset import load_ruleset
     from crovia_spider.schedule.config import load_schedule
 
     feeds = load_feeds(args.feeds_file)
@@ -179,7 +179,7 @@ def check_config(args: argparse.Namespace) -> int:
 
 
 def import_opml(args: argparse.Namespace) -> int:
-    from crovia_spider.opml import import_opml as run_import
+    from crovia_spider.cli.opml import import_opml as run_import
 
     result = run_import(
         args.opml, args.feeds_file, category=args.category, allow_private=args.allow_private

@@ -8,7 +8,7 @@ before TIME that got a body or a 304 (a failed fetch proves nothing), reading th
 exit 0 absent, 1 present, 3 no such fetch, 4 cannot tell (the body held entries that were not read,
 or cannot be read again), 2 usage or I/O error. The logic is ledger/store/timeline.py; a body is
 read with the crawl's own reader, in its worker under its ceilings, once per body
-(crovia_spider/feed/reread.py).
+(crovia_spider/spiders/reread.py).
 """
 
 from __future__ import annotations
@@ -68,9 +68,9 @@ def _body_reader(ledger: Any) -> Any:
     CROVIA_PARSE_SECONDS, with the ledger's read-again cache; each body read by the project's
     spider that received it."""
     from crovia_spider.exceptions import CroviaError
-    from crovia_spider.feed.reread import KeptBodyReader
     from crovia_spider.options import env_default
-    from crovia_spider.project_spiders import project_spider
+    from crovia_spider.spiders.project_spiders import project_spider
+    from crovia_spider.spiders.reread import KeptBodyReader
 
     try:
         memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))

@@ -265,8 +265,8 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
 def _write_trust_root(
     args: argparse.Namespace, key: object, rotations: list[dict], origin: str | None = None
 ) -> None:
-    from crovia_spider.trust_roots import trust_root as build
-    from crovia_spider.trust_roots import trust_root_text
+    from crovia_spider.config.trust_roots import trust_root as build
+    from crovia_spider.config.trust_roots import trust_root_text
 
     if args.trust_root is not None:
         text = trust_root_text(build(bytes(key.verify_key), origin, rotations=rotations))

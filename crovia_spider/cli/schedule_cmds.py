@@ -114,10 +114,10 @@ def check_crawl_config(jobs: list[Job]) -> None:
     """Load the feed list and the classification rules each crawl job will read (this
     environment's, or a job's own `-s CROVIA_FEEDS_FILE=...`), as the crawl would. Raises
     ConfigError naming the file and the entry: a mistake fails at start, not at every run."""
+    from crovia_spider.config.feeds import load_feeds
+    from crovia_spider.config.ruleset import load_ruleset
     from crovia_spider.exceptions import ConfigError
-    from crovia_spider.feeds_config import load_feeds
     from crovia_spider.options import resolve_path
-    from crovia_spider.ruleset import load_ruleset
 
     loaders = (("CROVIA_FEEDS_FILE", load_feeds), ("CROVIA_CLASSIFY_FILE", load_ruleset))
     checked: set[tuple[str, Path]] = set()
@@ -142,7 +142,7 @@ def _serve_metrics(host: str, port: int) -> None:
     """Start the metrics server (a daemon thread) and log its address; exit 2 if it cannot bind."""
     import logging
 
-    from crovia_spider.metrics import serve
+    from crovia_spider.runs.metrics import serve
 
     publish = path_default("CROVIA_PUBLISH_DIR") if env_default("CROVIA_PUBLISH_DIR") else None
     try:

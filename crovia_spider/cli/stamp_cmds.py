@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_stamp(args: argparse.Namespace) -> int:
-    from crovia_spider.stamp_http import HttpTransport
+    from crovia_spider.fetching.stamp_http import HttpTransport
     from ledger.stamps.check import load_roots
     from ledger.stamps.stamper import Stamper
     from ledger.store import Ledger

@@ -7,7 +7,7 @@ write the run record, so its stats lack the mark it sets then). A crawl where fe
 ledger is sound exits 0, and so does one stopped by a single Ctrl-C: it closed cleanly.
 
 With CROVIA_METRICS_FILE set, every crawl ends by writing the ledger's metrics there
-(crovia_spider/metrics.py) for node-exporter's textfile collector; a failure to write it is
+(crovia_spider/runs/metrics.py) for node-exporter's textfile collector; a failure to write it is
 logged and leaves the exit status alone (the ledger holds what the crawl saw).
 """
 
@@ -20,7 +20,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.exceptions import UsageError
 
 from crovia_spider.options import resolve_path
-from crovia_spider.runlog import LEDGER_FAILED, RUN_RECORDED
+from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def write_metrics_file(settings: object) -> None:
     target = settings.get("CROVIA_METRICS_FILE") or ""  # type: ignore[attr-defined]
     if not target:
         return
-    from crovia_spider.metrics import write_textfile
+    from crovia_spider.runs.metrics import write_textfile
 
     publish = settings.get("CROVIA_PUBLISH_DIR") or ""  # type: ignore[attr-defined]
     try:

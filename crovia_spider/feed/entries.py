@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from crovia_spider.config.feeds import ARXIV_FAMILY, FeedConfig
 from crovia_spider.feed.arxiv import arxiv_meta
 from crovia_spider.feed.plaintext import clean_text, plain_text
 from crovia_spider.feed.urls import web_url
-from crovia_spider.feeds_config import ARXIV_FAMILY, FeedConfig
 from crovia_spider.items import FeedEntryItem
 
 TITLE_CHARS = 500

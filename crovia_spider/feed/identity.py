@@ -8,9 +8,9 @@ body with the same code (`crovia_spider.fetch_entries`).
 
 from __future__ import annotations
 
+from crovia_spider.config.feeds import ARXIV_FAMILY
 from crovia_spider.feed.arxiv import abs_url
 from crovia_spider.feed.urls import web_url
-from crovia_spider.feeds_config import ARXIV_FAMILY
 from crovia_spider.items import FeedEntryItem
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
 
-from crovia_spider.config_tables import check_top_level, read_toml
+from crovia_spider.config.tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.schedule.triggers import (
     crontab_trigger,

@@ -37,26 +37,19 @@ from scrapy.http import Response
 from scrapy.responsetypes import responsetypes
 from twisted.python.failure import Failure
 
-from crovia_spider import logfilters
+from crovia_spider.config.feeds import FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.identity import identity
 from crovia_spider.feed.own_format import read_own_format
 from crovia_spider.feed.parsepool import ParserPool
-from crovia_spider.feed_state import conditional_headers, load_state
-from crovia_spider.feeds_config import FeedConfig, feeds_for_spider, load_feeds
-from crovia_spider.fetches import (
-    FETCH_RECORDED,
-    FeedFetch,
-    parse_headers,
-    sent_validators,
-    signed_entries,
-)
+from crovia_spider.fetching.politeness import apply_politeness, describe_failure
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
-from crovia_spider.politeness import apply_politeness, describe_failure
-from crovia_spider.runlog import (
+from crovia_spider.runs import logfilters
+from crovia_spider.runs.feed_state import conditional_headers, load_state
+from crovia_spider.runs.runlog import (
     INVALID_REFERENCE,
     OVER_CAP,
     TRUNCATED,
@@ -65,7 +58,14 @@ from crovia_spider.runlog import (
     RunLog,
     utc_now_micro,
 )
-from crovia_spider.stopping import FetchStopped
+from crovia_spider.runs.stopping import FetchStopped
+from crovia_spider.spiders.fetches import (
+    FETCH_RECORDED,
+    FeedFetch,
+    parse_headers,
+    sent_validators,
+    signed_entries,
+)
 from ledger.fetch_record import (
     ENTRY_COUNTS,
     FAILED,
@@ -125,7 +125,9 @@ class FeedSpider(scrapy.Spider):
         logfilters.install()
         try:
             spider = super().from_crawler(crawler, *args, **kwargs)
-            from crovia_spider.spiderloader import code_spider_names  # it imports this module
+            from crovia_spider.spiders.spiderloader import (
+                code_spider_names,  # it imports this module
+            )
 
             modules = tuple(crawler.settings.getlist("SPIDER_MODULES"))
             feeds = load_feeds(
@@ -341,7 +343,8 @@ class FeedSpider(scrapy.Spider):
     def feed_failed(self, failure: Failure) -> None:
         """Record why a feed gave nothing; the crawl goes on with the others."""
         if failure.check(FetchStopped):
-            return  # never asked for: the run record says "interrupted" (crovia_spider/stopping.py)
+            return  # never asked for: the run record says "interrupted"
+            # (crovia_spider/runs/stopping.py)
         feed: FeedConfig = failure.request.meta["feed"]
         outcome = self.run.feeds[feed.vendor]
         response = getattr(failure.value, "response", None)
@@ -405,7 +408,8 @@ def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dic
 
 def response_headers(response: Response) -> dict[str, str]:
     """The headers feedparser reads a body with: its Content-Type, and the final URL as the base
-    of relative links (crovia_spider/fetches.py: a fetch record names both, so the body can be
+    of relative links (crovia_spider/spiders/fetches.py: a fetch record names both, so the body
+    can be
     read again exactly as the crawl read it)."""
     return parse_headers(_header(response, b"Content-Type"), response.url)
 

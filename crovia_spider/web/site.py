@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from crovia_spider.trust_roots import trust_root, trust_root_text
+from crovia_spider.config.trust_roots import trust_root, trust_root_text
 from ledger import jsonl
 from ledger.publish import PublishContext
 from ledger.store import ROTATIONS_FILE, SEALS_FILE

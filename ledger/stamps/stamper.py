@@ -1,7 +1,7 @@
 """A stamping run (`crovia stamp`): ask each TSA and calendar about every seal that lacks its
 stamp, check each answer, keep what passes, record what fails.
 
-HTTP is injected (`Transport`: `crovia_spider/stamp_http.py` in production, with a bounded
+HTTP is injected (`Transport`: `crovia_spider/fetching/stamp_http.py` in production, with a bounded
 timeout), so this module stays pure. A TSA or calendar that is down, slow or wrong costs one
 recorded attempt and never stops the run: it is not asked again in the same run (so one that
 hangs costs at most one timeout per run, however many seals wait; the seals it skips are counted

@@ -12,9 +12,9 @@ import sys
 from tests.fuzz.harness import fuzz, instrumented
 
 with instrumented():
+    from crovia_spider.config.feeds import FeedConfig
     from crovia_spider.feed.body import parse_body
     from crovia_spider.feed.entries import entry_item
-    from crovia_spider.feeds_config import FeedConfig
 
 HEADERS = (
     {"content-type": "application/rss+xml"},

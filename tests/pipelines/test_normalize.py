@@ -6,9 +6,9 @@ import feedparser
 import pytest
 
 from crovia_spider import __version__
+from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.plaintext import excerpt, plain_text
-from crovia_spider.feeds_config import FeedConfig
 from crovia_spider.items import FeedEntryItem
 from ledger.envelope import RECORD_FIELDS
 from pipelines.normalize import NormalizePipeline

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from crovia_spider.config.feeds import feeds_for_spider, load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import feeds_for_spider, load_feeds
 from crovia_spider.schedule.config import load_schedule
 from tests.schedule.conftest import ROOT, write_schedule
 

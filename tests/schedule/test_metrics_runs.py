@@ -8,7 +8,7 @@ import json
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crovia_spider.metrics import registry_for
+from crovia_spider.runs.metrics import registry_for
 
 
 def record(finished: str, **feeds: int) -> bytes:

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crovia_spider.config_tables import MAX_CONFIG_BYTES, MAX_NESTING, check_nesting, read_toml
+from crovia_spider.cli.opml import MAX_OPML_BYTES, MAX_OPML_DEPTH, read_opml
+from crovia_spider.config.feeds import MAX_FEEDS, load_feeds
+from crovia_spider.config.ruleset import load_ruleset
+from crovia_spider.config.tables import MAX_CONFIG_BYTES, MAX_NESTING, check_nesting, read_toml
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import MAX_FEEDS, load_feeds
-from crovia_spider.opml import MAX_OPML_BYTES, MAX_OPML_DEPTH, read_opml
-from crovia_spider.ruleset import load_ruleset
 from crovia_spider.schedule.config import load_schedule
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia
 

@@ -87,8 +87,9 @@ def test_every_fetch_record_is_signed_and_its_entry_digest_recomputes_from_the_k
     corpus_crawls,
 ):
     # Issue 18: one fetch record per feed and crawl; the digest of the entries' identities it
-    # signs is what the crawl's own reader finds in the kept body again (crovia_spider/fetches.py).
-    from crovia_spider.fetches import body_identities
+    # signs is what the crawl's own reader finds in the kept body again
+    # (crovia_spider/spiders/fetches.py).
+    from crovia_spider.spiders.fetches import body_identities
     from ledger.fetch_record import entries_digest
     from ledger.store import BodyStore
 

@@ -8,8 +8,8 @@ import hashlib
 import pytest
 
 from crovia_spider.feed.body import parse_body
-from crovia_spider.middlewares import retry_after_seconds
-from crovia_spider.runlog import parent_run_hash
+from crovia_spider.fetching.middlewares import retry_after_seconds
+from crovia_spider.runs.runlog import parent_run_hash
 from tests.conftest import FEEDS, FIXTURES
 
 RSS = {"content-type": "application/rss+xml"}

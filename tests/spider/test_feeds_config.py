@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from crovia_spider.config.feeds import feeds_for_spider, load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import feeds_for_spider, load_feeds
 from tests.crawl import PROJECT_ROOT
 
 

@@ -13,8 +13,8 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from crovia_spider.feeds_config import FeedConfig
-from crovia_spider.fetchpolicy import (
+from crovia_spider.config.feeds import FeedConfig
+from crovia_spider.fetching.fetchpolicy import (
     FetchRefused,
     address_refusal,
     is_configured_origin,
@@ -22,7 +22,7 @@ from crovia_spider.fetchpolicy import (
     resolved_refusal,
     scheme_refusal,
 )
-from crovia_spider.middlewares import FetchPolicyMiddleware
+from crovia_spider.fetching.middlewares import FetchPolicyMiddleware
 
 
 @pytest.mark.parametrize(

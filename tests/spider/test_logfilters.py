@@ -9,7 +9,12 @@ import sys
 from scrapy.exceptions import CannotResolveHostError
 
 from crovia_spider.exceptions import ConfigError, CrawlRefused
-from crovia_spider.logfilters import FILTERS, AlreadyReportedFilter, NetworkFailureFilter, install
+from crovia_spider.runs.logfilters import (
+    FILTERS,
+    AlreadyReportedFilter,
+    NetworkFailureFilter,
+    install,
+)
 from tests.crawl import run_crawl
 
 

@@ -14,7 +14,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import Settings
 
-from crovia_spider.middlewares import BackoffRetryMiddleware
+from crovia_spider.fetching.middlewares import BackoffRetryMiddleware
 
 URL = "http://127.0.0.1/feed.xml"
 NOW = datetime(2026, 6, 18, 4, 43, 37, tzinfo=UTC)

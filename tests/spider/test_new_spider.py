@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import load_feeds
 from tests.crawl import crovia, run_crawl
 
 CODE_SPIDERS = ("vendor_press", "htmllist")  # as if a module defined a spider `htmllist`
@@ -99,7 +99,7 @@ def test_spider_names_are_read_from_source_without_scrapy(tmp_path):
     )
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        " from crovia_spider.spider_modules import spider_names;"
+        " from crovia_spider.config.spider_modules import spider_names;"
         " print(sorted(spider_names(('crovia_spider.spiders', 'more_spiders'))));"
         " assert 'scrapy' not in sys.modules"
     )

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from crovia_spider.addresses import non_public_reason
 from crovia_spider.cli import main
+from crovia_spider.cli.opml import decode_document, import_opml, read_opml
+from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import load_feeds
-from crovia_spider.opml import decode_document, import_opml, read_opml
+from crovia_spider.fetching.addresses import non_public_reason
 
 ENTITY_OPML = (
     '<?xml version="1.0" encoding="{enc}"?>\n<!DOCTYPE opml [<!ENTITY x "https://e.org/a.xml">]>\n'

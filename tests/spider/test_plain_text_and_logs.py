@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from crovia_spider.runlog import RunLog
-from crovia_spider.runsummary import OFFLINE, log_summary
+from crovia_spider.runs.runlog import RunLog
+from crovia_spider.runs.runsummary import OFFLINE, log_summary
 from tests.crawl import assert_counts_add_up, envelopes, feed_outcome, run_crawl, run_records
 from tests.feedserver import Reply
 from tests.spider.feedtext import item, rss

@@ -8,8 +8,8 @@ from scrapy.settings import Settings
 from twisted.python.failure import Failure
 
 from crovia_spider import __version__
-from crovia_spider.feeds_config import FeedConfig
-from crovia_spider.politeness import apply_politeness, describe_failure
+from crovia_spider.config.feeds import FeedConfig
+from crovia_spider.fetching.politeness import apply_politeness, describe_failure
 from tests.crawl import run_crawl
 
 FEEDS = [

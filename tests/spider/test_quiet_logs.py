@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from crovia_spider.runlog import RunLog
-from crovia_spider.runsummary import failure_key, failure_kind, log_summary
+from crovia_spider.runs.runlog import RunLog
+from crovia_spider.runs.runsummary import failure_key, failure_kind, log_summary
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, feed_outcome, run_records, write_feeds
 from tests.feedserver import Reply
 from tests.spider.feedtext import item, rss

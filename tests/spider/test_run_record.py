@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from crovia_spider.runlog import utc_now_micro
+from crovia_spider.runs.runlog import utc_now_micro
 from ledger.keys import load_signing_key
 from ledger.store import Ledger
 from tests.crawl import BIN, FAST_SETTINGS, PROJECT_ROOT, crawl_env, run_records, write_feeds

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 
 from crovia_spider.cli import main
-from crovia_spider.opml import read_opml
+from crovia_spider.cli.opml import read_opml
 from tests.scratch import PROJECT_ROOT
 
 SAMPLE = PROJECT_ROOT / "docs" / "examples" / "subscriptions.opml"

@@ -41,7 +41,7 @@ def crawl_with(tmp_path, server, spider, *args, env=None, new_spider=False, fixt
 def spider_fixtures(spider: str, env: dict[str, str] | None = None) -> tuple[str, ...]:
     """The fixtures `spider` names, as the project loads it (FeedSpider.fixtures)."""
     code = (
-        "import json, sys\nfrom crovia_spider.project_spiders import project_spider\n"
+        "import json, sys\nfrom crovia_spider.spiders.project_spiders import project_spider\n"
         "print(json.dumps(project_spider(sys.argv[1]).fixtures))"
     )
     proc = subprocess.run(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import load_feeds
 from crovia_spider.schedule.config import load_schedule
 from pipelines.classify import load_ruleset
 from tests.crawl import run_crawl

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crovia_spider.trust_roots import trust_root, trust_root_text
+from crovia_spider.config.trust_roots import trust_root, trust_root_text
 from ledger.exceptions import KeyFileError
 from ledger.keys import convert_key_file, generate_signing_key, key_id, load_signing_key
 from ledger.store import Ledger, note_verifier_key

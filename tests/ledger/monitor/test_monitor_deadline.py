@@ -17,8 +17,8 @@ import time
 
 import pytest
 
+from crovia_spider.fetching.stamp_http import HttpTransport
 from crovia_spider.services.witness_client import collect_cosignatures
-from crovia_spider.stamp_http import HttpTransport
 from ledger.exceptions import StampTransportError
 from tests.crawl import BIN, PROJECT_ROOT
 from tests.ledger.conftest import Log

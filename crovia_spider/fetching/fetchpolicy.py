@@ -4,7 +4,8 @@ A feed request, and every redirect hop after it, may reach a loopback, private, 
 multicast or otherwise reserved address only on the very host and port of the configured feed URL;
 no hop may go from https to http, or leave http(s). A feed on 127.0.0.1 or on an intranet keeps
 working, but cannot send the crawler anywhere else inside. `FetchPolicyMiddleware`
-(crovia_spider/middlewares.py) applies these rules to every request after DNS resolution; this
+(crovia_spider/fetching/middlewares.py) applies these rules to every request after DNS resolution;
+this
 module only classifies, it never resolves or connects.
 """
 

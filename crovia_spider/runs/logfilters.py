@@ -6,7 +6,7 @@
   Network and download failures keep the message, lose the traceback and go down to INFO (the
   crawl summary reports the feed's own failure); other robots.txt errors are untouched.
 - Scrapy's retry middleware logs at ERROR each request it gave up retrying. The feed's failure is
-  reported once, with its reason, in the closing summary (crovia_spider/runsummary.py); the
+  reported once, with its reason, in the closing summary (crovia_spider/runs/runsummary.py); the
   give-up line is kept at DEBUG for whoever follows one request.
 - A crawl refused before it starts (ledger locked, no key: CrawlRefused; a bad feeds.toml or
   classify.toml: ConfigError) is logged once as CRITICAL, with the file, entry and reason, by the

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crovia_spider.config_tables import check_top_level, read_toml
+from crovia_spider.config.tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.suggest import did_you_mean
 
@@ -71,9 +71,10 @@ def load_feeds(path: Path | str, spiders: Iterable[str] | None = None) -> list[F
     """Every entry of the feed file at `path`, validated, in file order (disabled ones included).
 
     `spiders` are the names the spider modules define (default: those of the project's
-    SPIDER_MODULES, read from their source: crovia_spider/spider_modules.py). Raises ConfigError
+    SPIDER_MODULES, read from their source: crovia_spider/config/spider_modules.py). Raises
+    ConfigError
     naming the file, the entry and the reason: unreadable or invalid TOML, over a bound (size,
-    nesting: crovia_spider/config_tables.py; more than MAX_FEEDS entries), a top-level table
+    nesting: crovia_spider/config/tables.py; more than MAX_FEEDS entries), a top-level table
     other than `[[feeds]]` (a typo such as `[[feed]]`), no `[[feeds]]`, an unknown key, a missing
     or malformed field, a duplicate vendor id or URL, a spider name that is neither in `spiders`
     nor declared new (`new_spider = true`) by an entry.
@@ -95,7 +96,7 @@ def load_feeds(path: Path | str, spiders: Iterable[str] | None = None) -> list[F
     feeds = [_entry(path, index, entry) for index, entry in enumerate(entries, start=1)]
     _check_unique(path, feeds)
     if spiders is None:
-        from crovia_spider.spider_modules import spider_names
+        from crovia_spider.config.spider_modules import spider_names
 
         spiders = spider_names()
     _check_spiders(path, feeds, frozenset(spiders))

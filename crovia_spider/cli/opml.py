@@ -4,7 +4,8 @@ Every `<outline>` with an `xmlUrl` is a feed. The document is decoded first (byt
 UTF-16/32 told by its zero bytes, else the declared encoding, else UTF-8), and only then searched
 for entity declarations, which refuse the whole file: a UTF-16 file cannot hide one. Each outline
 then stands alone: one that would not make a valid entry (a bad URL, a control character in it)
-or whose host is not a public address (crovia_spider/addresses.py; `allow_private` lets those
+or whose host is not a public address (crovia_spider/fetching/addresses.py; `allow_private` lets
+those
 in) is skipped with its reason and counted, and the others are imported. Control characters are
 dropped from titles. The vendor id is made from the title (lower-case, `_` for anything else,
 made unique with `_2`, `_3`...). Feeds whose URL is already configured are left alone; entries are
@@ -28,11 +29,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crovia_spider.addresses import non_public_reason
-from crovia_spider.config_tables import read_bounded
+from crovia_spider.config.feeds import MAX_FEEDS, feed_from_table, load_feeds
+from crovia_spider.config.tables import read_bounded
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.prolog import BOMS
-from crovia_spider.feeds_config import MAX_FEEDS, feed_from_table, load_feeds
+from crovia_spider.fetching.addresses import non_public_reason
 
 MAX_OPML_BYTES = 8 << 20  # 8 MiB: MAX_FEEDS outlines take about 1.5 MB
 MAX_OPML_DEPTH = 64  # folders of folders of outlines; readers export 3 or 4

@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.config_tables import (
+from crovia_spider.config.tables import (
     MAX_CONFIG_BYTES,
     check_top_level,
     parse_toml,

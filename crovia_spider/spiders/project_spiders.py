@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from crovia_spider.spiderloader import FeedsSpiderLoader
 from crovia_spider.spiders.base import FeedSpider
+from crovia_spider.spiders.spiderloader import FeedsSpiderLoader
 
 
 def project_spider(name: str) -> type[FeedSpider] | None:

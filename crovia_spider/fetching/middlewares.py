@@ -1,7 +1,8 @@
 """Downloader middleware: the fetch policy on every hop, and Scrapy's retries, waiting between them.
 
 `FetchPolicyMiddleware` checks every request before it is downloaded, after DNS resolution, against
-the rules of crovia_spider/fetchpolicy.py (docs/spider.md, 9). A redirect (HTTP 3xx, or a meta
+the rules of crovia_spider/fetching/fetchpolicy.py (docs/spider.md, 9). A redirect (HTTP 3xx, or a
+meta
 refresh if it is turned on) is a new request that comes through it again, so every hop is checked.
 A name is resolved with the reactor's own resolver, the one the download then connects with: with
 Scrapy's caching resolver (the default) the download reuses the very answer that was checked.
@@ -30,7 +31,7 @@ from twisted.internet.interfaces import IAddress, IHostResolution, IResolutionRe
 from twisted.internet.task import deferLater
 from zope.interface import implementer
 
-from crovia_spider.fetchpolicy import (
+from crovia_spider.fetching.fetchpolicy import (
     FetchRefused,
     Origin,
     address_refusal,

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.runlog import INTERRUPTED, NOT_READ_WHOLE, FeedOutcome, RunLog
+from crovia_spider.runs.runlog import INTERRUPTED, NOT_READ_WHOLE, FeedOutcome, RunLog
 from ledger.jsonl import fsync_dir
 
 STATE_FILE = "feeds_state.json"

@@ -21,7 +21,7 @@ from ledger.canonical import canonical_json
 
 RUN_SCHEMA = "crovia.run.v1"
 # Drop reasons that mean the feed was not read whole: its validators are not stored, so the next
-# crawl fetches it in full again (crovia_spider/feed_state.py).
+# crawl fetches it in full again (crovia_spider/runs/feed_state.py).
 TRUNCATED = "truncated document"
 UNREADABLE_FEED = "unreadable feed"
 OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
@@ -89,7 +89,8 @@ class RunLog:
         self.problems: list[str] = []  # run-level trouble (ledger errors), shown in the record
         # vendor -> {"sha256", "entries"} of the body each feed answered with and could be read
         # (its fetch record states them): the feed state keeps them beside the validators, so a
-        # later 304 names the body it confirms (crovia_spider/feed_state.py). Not in the record.
+        # later 304 names the body it confirms (crovia_spider/runs/feed_state.py). Not in the
+        # record.
         self.bodies: dict[str, dict[str, Any]] = {}
         # When the crawl took the ledger lock: writes of crawls that raced for it are serialised
         # from here, while started_at is stamped before the wait.

@@ -1,10 +1,10 @@
 """The spider names the project's spider modules define, read from their source, not imported.
 
 `crovia feeds check` and the other commands that load feeds.toml need them to tell a spider of the
-project from a typo (crovia_spider/feeds_config.py), and must not start Scrapy to learn them. A
+project from a typo (crovia_spider/config/feeds.py), and must not start Scrapy to learn them. A
 spider is named by a class attribute `name = "..."` (as `scrapy genspider` writes it); a name
 computed at import time is not seen here, only by the crawl's own loader, which imports the modules
-(crovia_spider/spiderloader.py).
+(crovia_spider/spiders/spiderloader.py).
 """
 
 from __future__ import annotations

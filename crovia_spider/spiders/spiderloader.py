@@ -19,8 +19,8 @@ from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.misc import walk_modules_iter
 from scrapy.utils.spider import iter_spider_classes
 
+from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feeds_config import load_feeds
 from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
 from crovia_spider.suggest import did_you_mean

@@ -19,8 +19,8 @@ from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
+from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.arxiv import is_arxiv_url
-from crovia_spider.feeds_config import FeedConfig
 
 ARXIV_SLOT = {"concurrency": 1, "delay": 3.0, "jitter": 0}
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from crovia_spider.runlog import INTERRUPTED, FeedOutcome, RunLog
+from crovia_spider.runs.runlog import INTERRUPTED, FeedOutcome, RunLog
 
 SUMMARY = logging.WARNING + 5
 logging.addLevelName(SUMMARY, "SUMMARY")

@@ -32,7 +32,7 @@ from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from crovia_spider.runlog import INTERRUPTED
+from crovia_spider.runs.runlog import INTERRUPTED
 from ledger.store import LEDGER_FILE, RUNS_FILE, SEALS_FILE
 
 FETCH_OUTCOMES = ("ok", "not_modified", "failed")

@@ -24,7 +24,7 @@ from typing import Any
 import feedparser
 
 from crovia_spider.feed.parsepool import BlockingParser
-from crovia_spider.fetches import read_kept_body
+from crovia_spider.spiders.fetches import read_kept_body
 from ledger.canonical import canonical_json
 from ledger.fetch_record import ENTRY_COUNTS
 from ledger.store import EntryCache

@@ -10,7 +10,7 @@ downloader middleware, last before the download) refuses every request that gets
 and the scheduler are dropped, the fetches in flight finish (each within DOWNLOAD_TIMEOUT), their
 items are issued, the ledger is sealed and the run record is written, its outcome "interrupted"
 and every feed never fetched marked "interrupted": not fetched, which is no failure
-(crovia_spider/feed_state.py). A second signal is Scrapy's: the reactor stops at once.
+(crovia_spider/runs/feed_state.py). A second signal is Scrapy's: the reactor stops at once.
 """
 
 from __future__ import annotations
