@@ -68,6 +68,7 @@ def new_fetch_envelope(
     entries: Mapping[str, Any] | None = None,
     sent: Mapping[str, str] | None = None,
     content_type: str = "",
+    kind: str = "",
     error: str = "",
     issued_at: str | None = None,
 ) -> dict[str, Any]:
@@ -78,6 +79,7 @@ def new_fetch_envelope(
     "unread"}` of that body; `sent` the
     validators the request sent; `content_type` the response's, which the body is parsed with.
     Empty values are left out (absent, never null). Raises InvalidRecord for a malformed field.
+    `kind` is the body's reader when not feedparser ("jsonfeed": docs/format.md).
     """
     if outcome not in OUTCOMES:
         raise InvalidRecord(f"fetch outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
@@ -103,6 +105,7 @@ def new_fetch_envelope(
         "entries": dict(entries or {}),
         "sent": dict(sent or {}),
         "content_type": content_type,
+        "kind": kind,  # absent for RSS and Atom ("feed"), as in every record before kinds
         "error": error,
     }
     body.update({key: value for key, value in optional.items() if value})

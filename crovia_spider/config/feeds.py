@@ -7,6 +7,10 @@ the host's default), `title` and `notes` (free text for people), `new_spider` (t
 names a new spider, made from config). Unknown keys are errors, so a typo cannot silently switch an
 option off; an unknown spider name is one too, unless an entry declares it new. Data flow:
 docs/design.md, step 1.
+
+`kind` (default "feed") names the source's reader (crovia_spider/feed/kinds.py): "feed" for RSS,
+Atom and RDF, "jsonfeed" for JSON Feed 1 and 1.1. PLANNED_KINDS are refused with a message saying
+so, until their readers land (docs/spider.md, "Source kinds").
 """
 
 from __future__ import annotations
@@ -31,11 +35,17 @@ DEFAULT_SPIDER = "vendor_press"
 # vendor id.
 ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
+DEFAULT_KIND = "feed"
+KINDS = ("feed", "jsonfeed")  # a reader each: crovia_spider/feed/kinds.py
+PLANNED_KINDS = ("sitemap", "page")  # named in the issue, no reader yet
 MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them all takes hours
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
-_KEYS = {"vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes"}
+_KEYS = {
+    "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
+    "kind",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,7 @@ class FeedConfig:
 
     vendor: str
     url: str
+    kind: str = DEFAULT_KIND  # the source's reader (KINDS)
     spider: str = DEFAULT_SPIDER
     category: str = DEFAULT_CATEGORY
     enabled: bool = True
@@ -198,6 +209,7 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     for key in ("vendor", "spider", "category"):
         if key in raw and not _ID.fullmatch(raw[key]):
             raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
+    check_kind(raw.get("kind", DEFAULT_KIND))
     _check_url(raw["url"])
     for key in ("enabled", "new_spider"):
         if not isinstance(raw.get(key, False), bool):
@@ -216,6 +228,22 @@ def _check_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'url' = {url!r}: an absolute http(s) URL is required")
+
+
+def check_kind(kind: Any) -> None:
+    """Raise TypeError or ValueError unless `kind` is one of KINDS (a planned kind is named as
+    such, so nobody takes it for a typo)."""
+    if not isinstance(kind, str):
+        raise TypeError("'kind' must be a string")
+    if kind in PLANNED_KINDS:
+        raise ValueError(
+            f"'kind' = {kind!r} is planned but not read yet; kinds: {', '.join(KINDS)}"
+        )
+    if kind not in KINDS:
+        raise ValueError(
+            f"'kind' = {kind!r} is not a source kind; kinds: {', '.join(KINDS)}"
+            + did_you_mean(kind, list(KINDS))
+        )
 
 
 def _check_unique(path: Path, feeds: list[FeedConfig]) -> None:

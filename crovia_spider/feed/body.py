@@ -66,6 +66,7 @@ class ParsedFeed:
     failed: bool = False  # the feed could not be read at all: a recorded failure
     lost_entries: int = 0  # entries a failed body holds (closing tags counted), all lost
     invalid_entries: int = 0  # entries holding a reference XML cannot encode, left out alone
+    malformed_entries: int = 0  # entries of the wrong shape (a JSON Feed item), left out alone
 
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:

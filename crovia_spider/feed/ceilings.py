@@ -28,7 +28,9 @@ import threading
 import time
 from types import FrameType
 
-from crovia_spider.feed.body import ParsedFeed, parse_body, unreadable
+from crovia_spider.config.feeds import DEFAULT_KIND
+from crovia_spider.feed.body import ParsedFeed, unreadable
+from crovia_spider.feed.kinds import read_body
 
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_SECONDS = 120.0
@@ -67,13 +69,16 @@ def worker_setup(parent: int, memory_bytes: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def parse_within(body: bytes, headers: dict[str, str], seconds: float) -> ParsedFeed:
-    """`parse_body` with at most `seconds` of CPU time (in the worker, after `worker_setup`)."""
+def parse_within(
+    body: bytes, headers: dict[str, str], seconds: float, kind: str = DEFAULT_KIND
+) -> ParsedFeed:
+    """`body` read as the source `kind` says (crovia_spider/feed/kinds.py) with at most `seconds`
+    of CPU time (in the worker, after `worker_setup`)."""
     parsed: ParsedFeed | None = None
     signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_SECONDS)
     _Timer.armed = True
     try:
-        parsed = parse_body(body, headers)
+        parsed = read_body(body, headers, kind)
     except ParseTimeLimit:
         pass
     finally:

@@ -23,13 +23,15 @@ from concurrent.futures.process import BrokenProcessPool
 
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
-from crovia_spider.feed.body import ParsedFeed, parse_body, unreadable
+from crovia_spider.config.feeds import DEFAULT_KIND
+from crovia_spider.feed.body import ParsedFeed, unreadable
 from crovia_spider.feed.ceilings import (
     DEFAULT_MEMORY_MB,
     DEFAULT_SECONDS,
     parse_within,
     worker_setup,
 )
+from crovia_spider.feed.kinds import read_body
 
 logger = logging.getLogger(__name__)
 WORKER_DIED = "the parser worker died on this body twice (CROVIA_PARSE_MEMORY_MB?)"
@@ -55,15 +57,19 @@ class ParserPool:
         pool.submit(int)  # start the worker now, while the first requests are in flight
         return pool
 
-    async def parse(self, body: bytes, headers: dict[str, str]) -> ParsedFeed:
-        """The parsed feed; never raises on bad input."""
+    async def parse(
+        self, body: bytes, headers: dict[str, str], kind: str = DEFAULT_KIND
+    ) -> ParsedFeed:
+        """The body read as the source `kind` says; never raises on bad input."""
         if self._pool is None:
-            return parse_body(body, headers)
+            return read_body(body, headers, kind)
         loop = asyncio.get_running_loop()
         for _ in range(2):
             pool = self._pool
             try:
-                return await loop.run_in_executor(pool, parse_within, body, headers, self._seconds)
+                return await loop.run_in_executor(
+                    pool, parse_within, body, headers, self._seconds, kind
+                )
             except BrokenProcessPool:
                 if self._pool is pool:  # the first to hear of it starts the next worker
                     logger.warning("feed parser worker died; starting another")
@@ -96,13 +102,17 @@ class BlockingParser:
         self._seconds = seconds
         self._pool: ProcessPoolExecutor | None = None
 
-    def __call__(self, body: bytes, headers: dict[str, str]) -> ParsedFeed:
-        """The parsed feed; never raises on bad input (a body past a ceiling is `failed`)."""
+    def __call__(
+        self, body: bytes, headers: dict[str, str], kind: str = DEFAULT_KIND
+    ) -> ParsedFeed:
+        """The body read as the source `kind` says; never raises on bad input (a body past a
+        ceiling is `failed`)."""
         for _ in range(2):
             if self._pool is None:
                 self._pool = start_worker(self._memory)
             try:
-                return self._pool.submit(parse_within, body, headers, self._seconds).result()
+                job = self._pool.submit(parse_within, body, headers, self._seconds, kind)
+                return job.result()
             except BrokenProcessPool:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None

@@ -37,7 +37,7 @@ from scrapy.http import Response
 from scrapy.responsetypes import responsetypes
 from twisted.python.failure import Failure
 
-from crovia_spider.config.feeds import FeedConfig, feeds_for_spider, load_feeds
+from crovia_spider.config.feeds import DEFAULT_KIND, FeedConfig, feeds_for_spider, load_feeds
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
@@ -51,6 +51,7 @@ from crovia_spider.runs import logfilters
 from crovia_spider.runs.feed_state import conditional_headers, load_state
 from crovia_spider.runs.runlog import (
     INVALID_REFERENCE,
+    MALFORMED_ENTRY,
     OVER_CAP,
     TRUNCATED,
     UNREADABLE_FEED,
@@ -180,7 +181,8 @@ class FeedSpider(scrapy.Spider):
         if self.reads_own_format():
             parsed = read_own_format(self.parse_entries(response))
         else:
-            parsed = await self.parser.parse(response.body, response_headers(response))
+            headers = response_headers(response)
+            parsed = await self.parser.parse(response.body, headers, feed.kind)
         items = list(self.read_entries(parsed, feed, response, observed_at))
         self.record_fetch(self.received(feed, response, observed_at, parsed, items))
         for item in items:
@@ -232,6 +234,7 @@ class FeedSpider(scrapy.Spider):
             spider=self.name,
             vendor=feed.vendor,
             feed_url=feed.url,
+            kind="" if feed.kind == DEFAULT_KIND else feed.kind,
             outcome=FAILED,
             fetched_at=fetched_at,
             run_hash=self.run.parent_run_hash,
@@ -263,7 +266,8 @@ class FeedSpider(scrapy.Spider):
         limit; `final_url`), the feed format with `parse` (the crawl's worker, for a caller that
         has one): `{"identities": [...], "in_body", "over_limit", "unread"}`, or `{"error": why}`.
         """
-        feed = FeedConfig(vendor=record_body["vendor"], url=record_body["feed_url"])
+        kind = record_body.get("kind", DEFAULT_KIND)
+        feed = FeedConfig(vendor=record_body["vendor"], url=record_body["feed_url"], kind=kind)
         spider = cls()
         spider.run = RunLog(spider.name, [(feed.vendor, feed.url)])
         spider.max_entries = record_body["entries"]["limit"]
@@ -271,7 +275,7 @@ class FeedSpider(scrapy.Spider):
         if spider.reads_own_format():
             parsed = read_own_format(spider.parse_entries(response))
         else:
-            parsed = parse(body, response_headers(response))
+            parsed = parse(body, response_headers(response), feed.kind)
         items = list(spider.read_entries(parsed, feed, response, ""))
         if parsed.failed and not items:
             return {"error": parsed.error}
@@ -298,10 +302,12 @@ class FeedSpider(scrapy.Spider):
             + parsed.truncated_entries
             + parsed.lost_entries
             + parsed.invalid_entries
+            + parsed.malformed_entries
         )
         for reason, count in (
             (TRUNCATED, parsed.truncated_entries),
             (INVALID_REFERENCE, parsed.invalid_entries),
+            (MALFORMED_ENTRY, parsed.malformed_entries),
             (UNREADABLE_FEED, parsed.lost_entries),
             (OVER_CAP, len(over)),
         ):

@@ -9,8 +9,9 @@ body held that were not read (past the entry limit, or unreadable: `signed_entri
 of it (`crovia absent` and `crovia history` do).
 
 A body is parsed with two headers only, both in the record: the response's Content-Type (its
-charset) and the final URL as Content-Location (the base of relative links). Nothing else a
-response sends changes what an entry's identity is.
+charset) and the final URL as Content-Location (the base of relative links), by the reader of the
+source kind the record names (`kind`, absent for RSS and Atom). Nothing else a response sends
+changes what an entry's identity is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crovia_spider.feed.body import ParsedFeed, parse_body
+from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.kinds import READERS, read_body
 from ledger.fetch_record import entries_digest
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
@@ -42,6 +44,7 @@ class FeedFetch:
     entries: dict[str, Any] | None = None
     sent: dict[str, str] = field(default_factory=dict)
     content_type: str = ""
+    kind: str = ""  # the feed's source kind, "" for "feed" (FeedConfig.kind)
     error: str = ""
     body: bytes = field(default=b"", repr=False)
 
@@ -72,10 +75,11 @@ def signed_entries(
     """A fetch record's `entries` (docs/format.md): the `identities` of the items the spider
     yielded for the body whose reader gave `parsed`, and what the body held besides: entries past
     the `limit`, and `unread`, the entries the body held (as many as the reader gave and left
-    out, a reference XML cannot encode or cut off by a truncated document; never fewer than the
-    items yielded) that yielded no item."""
+    out, a reference XML cannot encode, cut off by a truncated document or of the wrong shape;
+    never fewer than the items yielded) that yielded no item."""
     over_limit = max(0, len(parsed.entries) - limit)
     held = len(parsed.entries) + parsed.invalid_entries + parsed.truncated_entries
+    held += parsed.malformed_entries
     in_body = max(held, len(identities) + over_limit)
     return {
         "count": len(identities),
@@ -91,7 +95,7 @@ def read_kept_body(
     body: bytes,
     record_body: Mapping[str, Any],
     final_url: str,
-    parse: Callable[[bytes, dict[str, str]], ParsedFeed] = parse_body,
+    parse: Callable[[bytes, dict[str, str], str], ParsedFeed] = read_body,
     spider: Any = None,
 ) -> dict[str, Any]:
     """A kept `body` read again as the fetch record whose signed `body` is `record_body` says it
@@ -109,6 +113,9 @@ def read_kept_body(
         return {"error": "the fetch record names no feed to read it as"}  # the audit says more
     if type(limit) is not int or limit < 0:
         return {"error": "the fetch record states no entry limit"}
+    kind = record_body.get("kind", "feed")
+    if type(kind) is not str or kind not in READERS:
+        return {"error": f"the fetch record names no source kind we read: {kind!r:.80}"}
     if spider is None:  # the base's reading (vendor_press and every config-made spider)
         from crovia_spider.spiders.base import FeedSpider
 

@@ -101,8 +101,9 @@ def cache_key(
     digest: str, record_body: Mapping[str, Any], final_url: str, spider: type | None = None
 ) -> str:
     """The read-again cache key of the body `digest` read as `record_body` says: everything the
-    reading depends on (the record's feed, Content-Type and limit, the final URL, the rule,
-    feedparser's version, and the spider class that reads it, None for the base's reading)."""
+    reading depends on (the record's feed, Content-Type, source kind and limit, the final URL,
+    the rule, feedparser's version, and the spider class that reads it, None for the base's
+    reading)."""
     entries = record_body.get("entries")
     how = [
         READ_RULE,
@@ -110,6 +111,7 @@ def cache_key(
         digest,
         final_url,
         record_body.get("content_type", ""),
+        record_body.get("kind", "feed"),
         record_body.get("vendor"),
         record_body.get("feed_url"),
         entries.get("limit") if isinstance(entries, Mapping) else None,

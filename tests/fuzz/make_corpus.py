@@ -52,6 +52,7 @@ def main() -> None:
         receipts = _ledger(ledger_dir, pki)
         publish(ledger_dir, pub)
         _feeds()
+        _jsonfeeds()
         _receipts(receipts)
         _tiles(pub)
         _notes(pub)
@@ -108,6 +109,23 @@ def _feeds() -> None:
     for folder in ("feeds", "bad"):
         for path in sorted((ROOT / "tests" / "fixtures" / folder).iterdir()):
             _write("feed", path.name, path.read_bytes()[:FEED_SEED_BYTES])
+
+
+def _jsonfeeds() -> None:
+    """The JSON Feed fixtures, and small hostile shapes (tests/spider/test_jsonfeed.py)."""
+    for path in sorted((ROOT / "tests" / "fixtures" / "feeds").glob("*.json")):
+        _write("jsonfeed", path.name, path.read_bytes())
+    v11 = '{"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": [%s]}'
+    shapes = {
+        "wrong_types.json": v11 % '{"id": true}, {"id": "b", "title": ["x"]}, {"id": 7}',
+        "duplicate_names.json": v11 % '{"id": "a", "id": "b", "url": "https://a.example/"}',
+        "constants.json": v11 % '{"id": "n", "title": NaN}, {"id": 1e999}',
+        "deep.json": v11 % ("[" * 70 + "]" * 70),
+        "surrogate.json": v11 % '{"id": "s", "summary": "\\ud800"}',
+        "no_title.json": '{"version": "https://jsonfeed.org/version/1", "items": []}',
+    }
+    for name, text in shapes.items():
+        _write("jsonfeed", name, text.encode())
 
 
 def _receipts(receipts: list[bytes]) -> None:
