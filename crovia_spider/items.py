@@ -35,6 +35,7 @@ class FeedEntryItem:
     # The body bytes fetch.body_sha256 names, shared by every item of the feed; kept in the ledger
     # directory by the issue stage. Left out of repr, so a logged item never dumps a whole feed.
     body: bytes = field(default=b"", repr=False)
+    relay: str = ""  # who serves the feed, when not its vendor: signed as body.relay
     family: str = ""  # the feed's source family (identities are scoped to it); "" means the vendor
     cut: list[str] = field(default_factory=list)  # fields cut or left out at their length cap
 

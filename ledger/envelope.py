@@ -65,6 +65,7 @@ def new_envelope(
     *,
     predecessors: Sequence[str] = (),
     object_extra: Mapping[str, Any] | None = None,
+    body_extra: Mapping[str, Any] | None = None,
     confidence_extra: Mapping[str, Any] | None = None,
     issued_at: str | None = None,
     target_id: str | None = None,
@@ -73,8 +74,9 @@ def new_envelope(
 
     `subject.target_id` is `target_id` or the record's url. `issued_at` defaults to now (UTC,
     seconds, Z). Raises InvalidRecord for a record without exactly the 17 fields of the right types,
-    a malformed predecessor id or timestamp, and CanonicalizationError for a float anywhere in the
-    extras.
+    a malformed predecessor id or timestamp, or `body_extra` naming a key the body has already,
+    and CanonicalizationError for a float anywhere in the extras. `body_extra` adds keys to
+    `body` (a relayed feed's `relay`); without it the body is the reference's exact shape.
     """
     validate_record(record)
     _check_predecessors(predecessors)
@@ -83,7 +85,7 @@ def new_envelope(
         raise InvalidRecord(f"issued_at {issued_at!r} is not UTC seconds like 2026-06-18T04:43:37Z")
     envelope = {
         "axiom_type": AXIOM_TYPE,
-        "body": _body(record),
+        "body": _body(record, body_extra),
         "confidence": {"method": "deterministic", **(confidence_extra or {})},
         "decision": record["decision_hint"],
         "issued_at": issued_at,
@@ -104,7 +106,10 @@ def new_envelope(
     # The record's 17 fields were type-checked above and the rest is fixed text or built from
     # them: only the extras, target_id and the record's one int can still hold what canonical
     # JSON cannot sign (a float, a 65-bit int), so only they are walked (issue() is per item).
-    check_signable([object_extra or {}, confidence_extra or {}, target_id, record["source_status"]])
+    check_signable(
+        [object_extra or {}, body_extra or {}, confidence_extra or {}, target_id,
+         record["source_status"]]
+    )  # fmt: skip
     return envelope
 
 
@@ -167,8 +172,8 @@ def sign_envelope(
     return full
 
 
-def _body(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {
+def _body(record: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    body = {
         "axiom_subtype": record["axiom_subtype"],
         "category": record["category"],
         "fingerprint": record["fingerprint"],
@@ -181,6 +186,10 @@ def _body(record: Mapping[str, Any]) -> dict[str, Any]:
         "title": record["title"],
         "vendor": record["vendor"],
     }
+    if extra and extra.keys() & body.keys():
+        raise InvalidRecord(f"body_extra must not replace {sorted(extra.keys() & body.keys())}")
+    body.update(extra or {})
+    return body
 
 
 def _subject(record: Mapping[str, Any], target_id: str | None) -> dict[str, Any]:

@@ -7,7 +7,8 @@ So both verifiers require the reference envelope's exact top-level key set, `sch
 ledger/fetch_record.py), an anchor naming the leaf index, and the fields a verifier reports for
 that type with the right types. Sub-objects stay open: `object` may carry more keys than
 `captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
-and vendor. docs/ledger.md, "Envelopes".
+and vendor; of those, `body.relay` (who served the feed, when not the vendor) is reported, so it
+must be a non-empty string when present. docs/ledger.md, "Envelopes".
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
-from ledger.fetch_record import FETCH_TYPE, OUTCOMES, entries_problem
+from ledger.fetch_record import FETCH_TYPE, OUTCOMES, entries_problem, relay_problem
 
 ENVELOPE_KEYS = frozenset(
     {
@@ -130,6 +131,8 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
         )
     if reported is REPORTED_FETCH and (problem := entries_problem(envelope["body"].get("entries"))):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["entries"])
+    if problem := relay_problem(envelope["body"]):
+        raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["relay"])
     if anchor:
         first_anchor(envelope)
 

@@ -6,7 +6,8 @@ found: a new body, the same body as last time, a 304 (with the validators sent a
 confirms), an unreadable body, or a failure. It says how many entries were read from the body and
 the digest of their identities (`entries_digest`), and how many the body held but were not read
 (past the entry cap, or unreadable: ENTRY_COUNTS), so absence at a time can be proved from the kept
-body, and only from a body read whole.
+body, and only from a body read whole. A feed served by someone other than its vendor names that
+party (`relay`), so nobody reads a third party's bytes as the vendor's.
 
 The envelope has the AX.OBS envelope's top-level keys and is identified and signed the same way
 (ledger/envelope.py); `axiom_type` is "AX.FETCH" and `body` holds the fetch's facts.
@@ -70,6 +71,7 @@ def new_fetch_envelope(
     content_type: str = "",
     kind: str = "",
     error: str = "",
+    relay: str = "",
     issued_at: str | None = None,
 ) -> dict[str, Any]:
     """Build the UNSIGNED AX.FETCH envelope of one fetch of the feed `vendor` (`feed_url` as
@@ -77,8 +79,9 @@ def new_fetch_envelope(
     came); `body_sha256` the body the record vouches for (the one received, or the one a 304
     confirms); `entries` `{"count", "identities_sha256", "limit", "in_body", "over_limit",
     "unread"}` of that body; `sent` the
-    validators the request sent; `content_type` the response's, which the body is parsed with.
-    Empty values are left out (absent, never null). Raises InvalidRecord for a malformed field.
+    validators the request sent; `content_type` the response's, which the body is parsed with;
+    `relay` who served the feed when not the vendor. Empty values are left out (absent, never
+    null). Raises InvalidRecord for a malformed field.
     `kind` is the body's reader when not feedparser ("jsonfeed": docs/format.md).
     """
     if outcome not in OUTCOMES:
@@ -91,6 +94,8 @@ def new_fetch_envelope(
     for name, value in (("spider", spider), ("vendor", vendor), ("feed_url", feed_url)):
         if type(value) is not str or not value:
             raise InvalidRecord(f"fetch record {name} must be a non-empty string")
+    if type(relay) is not str:
+        raise InvalidRecord(f"fetch record relay must be a string, not {type(relay).__name__}")
     body: dict[str, Any] = {
         "schema": FETCH_SCHEMA,
         "spider": spider,
@@ -107,6 +112,7 @@ def new_fetch_envelope(
         "content_type": content_type,
         "kind": kind,  # absent for RSS and Atom ("feed"), as in every record before kinds
         "error": error,
+        "relay": relay,  # absent unless set: records of a vendor's own feed keep their shape
     }
     body.update({key: value for key, value in optional.items() if value})
     obj: dict[str, Any] = {"captured_by": f"crovia.spider.{spider}", "primary_source_url": feed_url}
@@ -146,7 +152,8 @@ def is_fetch_record(envelope: Any) -> bool:
 
 def describe_fetch(envelope: Mapping[str, Any]) -> str:
     """One line saying what a fetch record vouches for: "feed F fetched at T: HTTP 200, body H,
-    37 entries" (or the 304, the failure)."""
+    37 entries" (or the 304, the failure); "feed F (URL) via R fetched at T: ..." for a feed that
+    the relay R serves."""
     body = envelope.get("body") or {}
     fetch = (envelope.get("object") or {}).get("fetch") or {}
     status = fetch.get("status")
@@ -166,9 +173,10 @@ def describe_fetch(envelope: Mapping[str, Any]) -> str:
         )
     if body.get("error"):
         parts.append(f"error: {body['error']}")
+    via = f" via {body['relay']}" if "relay" in body else ""
     return (
-        f"feed {body.get('vendor')} ({body.get('feed_url')}) fetched at {body.get('fetched_at')}: "
-        + ", ".join(str(part) for part in parts)
+        f"feed {body.get('vendor')} ({body.get('feed_url')}){via} fetched at"
+        f" {body.get('fetched_at')}: " + ", ".join(str(part) for part in parts)
     )
 
 
@@ -183,6 +191,8 @@ def validate_fetch_body(body: Any) -> None:
     for name in ("spider", "vendor", "feed_url", "outcome", "fetched_at", "run"):
         if type(body.get(name)) is not str:
             raise InvalidRecord(f"body.{name} is not a string")
+    if problem := relay_problem(body):
+        raise InvalidRecord(problem)
     if body["outcome"] not in OUTCOMES:
         raise InvalidRecord(f"body.outcome {body['outcome']!r} is not one of {OUTCOMES}")
     if "body_sha256" in body and not (
@@ -192,6 +202,14 @@ def validate_fetch_body(body: Any) -> None:
     problem = entries_problem(body.get("entries"))
     if problem:
         raise InvalidRecord(problem)
+
+
+def relay_problem(body: Mapping[str, Any]) -> str:
+    """What is wrong with a fetch record's (or an item's) `relay` ("" when nothing is, or it is
+    absent): when present, a non-empty string."""
+    if "relay" in body and (type(body["relay"]) is not str or not body["relay"]):
+        return "body.relay is a non-empty string"
+    return ""
 
 
 def entries_problem(entries: Any) -> str:

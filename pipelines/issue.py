@@ -109,6 +109,7 @@ class IssuePipeline(Stage):
                 item.record,
                 predecessors=item.predecessors,
                 object_extra=object_extra(item),
+                body_extra={"relay": item.relay} if item.relay else None,
                 confidence_extra={"ruleset": item.ruleset},
                 target_id=item.target_id,
             )

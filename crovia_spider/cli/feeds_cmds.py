@@ -13,6 +13,7 @@ import typing
 from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
+from crovia_spider.cli.ledger_args import printable
 from crovia_spider.options import path_default
 
 if typing.TYPE_CHECKING:
@@ -28,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = feeds.add_subparsers(dest="feeds_command", metavar="COMMAND", required=True)
     listing = commands.add_parser(
         "list", help="each feed's health, one line each",
-        description="One line per configured feed: vendor, state (ok; failing N times since T;"
+        description="One line per configured feed: vendor (and the relay that serves it, if not"
+        " the vendor), state (ok; failing N times since T;"
         " never fetched; disabled), last success, last new item and items in the ledger (from"
         " the ledger directory's feed state and index).",
     )  # fmt: skip
@@ -104,7 +106,8 @@ def list_feeds(args: argparse.Namespace) -> int:
         state_text = row["state"]
         if state_text == "failing":
             state_text = f"failing {row['failures']} times since {_minute(row['failing_since'])}"
-        table.append((row["vendor"], state_text, _minute(row["last_success"]),
+        vendor = f"{row['vendor']} via {row['relay']}" if row["relay"] else row["vendor"]
+        table.append((printable(vendor), state_text, _minute(row["last_success"]),
                       _minute(row["last_new_item"]), str(row["items"])))  # fmt: skip
     widths = [max(len(line[col]) for line in table) for col in range(4)]
     for line in table:
@@ -133,6 +136,7 @@ def _health(feed: FeedConfig, entry: dict, items: dict[str, int]) -> dict[str, o
         "spider": feed.spider,
         "enabled": feed.enabled,
         "url": feed.url,
+        "relay": feed.relay,
         "state": state,
         "failures": failures,
         "failing_since": since if failures else None,

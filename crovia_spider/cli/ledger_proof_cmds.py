@@ -157,8 +157,9 @@ def _print_verdict(verdict: object, chain_source: list[str] | None) -> None:
     if verdict.fetch:  # an AX.FETCH record: the fetch itself, not an item
         print(f"  {printable(verdict.fetch)}")
     item = () if verdict.fetch else (("title", verdict.title), ("url", verdict.url))
+    via = f" via {verdict.relay}" if verdict.relay else ""  # bytes served by a third party
     for label, value in (
-        ("vendor", verdict.vendor),
+        ("vendor", verdict.vendor + via),
         *item,
         ("observed at", verdict.observed_at),
         ("issued at", verdict.issued_at),

@@ -4,9 +4,11 @@ Each `[[feeds]]` table is one feed. Required: `vendor` (an id such as `arxiv_cs_
 file) and `url` (http or https). Optional: `spider` (default `vendor_press`), `category` (default
 `news`), `enabled` (default true), `delay` (seconds between requests to this feed's host, at least
 the host's default), `title` and `notes` (free text for people), `new_spider` (true: `spider`
-names a new spider, made from config). Unknown keys are errors, so a typo cannot silently switch an
-option off; an unknown spider name is one too, unless an entry declares it new. Data flow:
-docs/design.md, step 1.
+names a new spider, made from config), `relay` (who serves the bytes when it is not the vendor:
+a short printable name such as "Olshansk/rss-feeds (GitHub)", signed in every fetch record and
+item of the feed; docs/spider.md, "Relays"). Unknown keys are errors, so a typo cannot silently
+switch an option off; an unknown spider name is one too, unless an entry declares it new. Data
+flow: docs/design.md, step 1.
 
 `kind` (default "feed") names the source's reader (crovia_spider/feed/kinds.py): "feed" for RSS,
 Atom and RDF, "jsonfeed" for JSON Feed 1 and 1.1. PLANNED_KINDS are refused with a message saying
@@ -44,8 +46,10 @@ MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them a
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
 _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
-    "kind",
+    "relay", "kind",
 }  # fmt: skip
+# A relay's name is read in every verifier's output: one short line of printable text.
+RELAY_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class FeedConfig:
     title: str = ""
     notes: str = ""
     new_spider: bool = False
+    relay: str = ""  # who serves the feed's bytes, when not the vendor ("" = the vendor itself)
 
     @property
     def host(self) -> str:
@@ -203,7 +208,7 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     for key in ("vendor", "url"):
         if key not in raw:
             raise ValueError(f"missing required key {key!r}")
-    for key in ("vendor", "url", "spider", "category", "title", "notes"):
+    for key in ("vendor", "url", "spider", "category", "title", "notes", "relay"):
         if key in raw and not isinstance(raw[key], str):
             raise TypeError(f"{key!r} must be a string")
     for key in ("vendor", "spider", "category"):
@@ -211,6 +216,8 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
             raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
     check_kind(raw.get("kind", DEFAULT_KIND))
     _check_url(raw["url"])
+    if "relay" in raw:
+        check_relay(raw["relay"])
     for key in ("enabled", "new_spider"):
         if not isinstance(raw.get(key, False), bool):
             raise TypeError(f"{key!r} must be true or false")
@@ -228,6 +235,18 @@ def _check_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"'url' = {url!r}: an absolute http(s) URL is required")
+
+
+def check_relay(relay: str) -> None:
+    """Raise ValueError unless `relay` names a party in one short line: 1 to RELAY_CHARS
+    printable characters (no control, format or separator character but the space), without
+    spaces at either end."""
+    if not 0 < len(relay) <= RELAY_CHARS:
+        raise ValueError(f"'relay' must be 1 to {RELAY_CHARS} characters, not {len(relay)}")
+    if not relay.isprintable() or relay.strip() != relay:
+        raise ValueError(
+            f"'relay' = {relay!r}: printable text without control characters or outer spaces"
+        )
 
 
 def check_kind(kind: Any) -> None:

@@ -65,6 +65,7 @@ def entry_item(
         arxiv=arxiv_meta(entry, link) if feed.family == ARXIV_FAMILY else None,
         content_html=_content(entry),
         family=feed.family,
+        relay=feed.relay,
         cut=cut,
     )
 

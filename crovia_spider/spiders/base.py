@@ -239,6 +239,7 @@ class FeedSpider(scrapy.Spider):
             fetched_at=fetched_at,
             run_hash=self.run.parent_run_hash,
             sent=sent_validators(sent or {}),
+            relay=feed.relay,
         )
 
     def record_fetch(self, fetch: FeedFetch) -> None:

@@ -46,6 +46,7 @@ class FeedFetch:
     content_type: str = ""
     kind: str = ""  # the feed's source kind, "" for "feed" (FeedConfig.kind)
     error: str = ""
+    relay: str = ""  # who serves the feed, when not its vendor (FeedConfig.relay)
     body: bytes = field(default=b"", repr=False)
 
     def envelope_fields(self) -> dict[str, Any]:

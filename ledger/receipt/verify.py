@@ -77,6 +77,9 @@ class Verdict:
     # For an AX.FETCH receipt, what the fetch record vouches for (ledger/fetch_record.py), and
     # `title` is "": "feed F fetched at T: HTTP 200, body H, 37 entries". "" for an AX.OBS one.
     fetch: str = ""
+    # Who served the feed, when not its vendor (`body.relay` of an item or a fetch record); "" when
+    # the vendor did, or the receipt does not say (older receipts, the seed).
+    relay: str = ""
 
 
 def verify_receipt_bytes(
@@ -244,6 +247,7 @@ def _verdict(
         stamps=stamps,
         key_rotations=rotations,
         fetch=fetch,
+        relay=envelope["body"].get("relay", ""),
     )
 
 

@@ -79,6 +79,7 @@
     const fetch = env.object && env.object.fetch && typeof env.object.fetch === "object" ? env.object.fetch : {};
     const rows = [
       ["vendor", "vendor", body.vendor],
+      ...relayRows(body),
       ["feed", "feed_url", body.feed_url],
       ["fetched at", "fetched_at", body.fetched_at],
       ["outcome", "outcome", body.outcome],
@@ -99,10 +100,16 @@
     return rows;
   }
 
+  // Who served the feed when its vendor did not (body.relay), as crovia verify says it: "via R".
+  function relayRows(body) {
+    return typeof body.relay === "string" ? [["served", "relay", `via ${body.relay}`]] : [];
+  }
+
   function itemRows(env, body) {
     const record = body.spider_record || {};
     return [
       ["vendor", "vendor", body.vendor],
+      ...relayRows(body),
       ["title", "title", body.title],
       ["address", "url", record.url],
       ["observed at", "observed_at", record.observed_at],

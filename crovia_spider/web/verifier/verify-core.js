@@ -663,6 +663,11 @@
       throw new CheckFailed("envelope_shape", "envelope.body.outcome", FETCH_OUTCOMES, plain(env.body.outcome));
     }
     if (reported === REPORTED_FETCH) checkFetchEntries(env.body.entries);
+    // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
+    // so a non-empty string when present, on an item as on a fetch record.
+    if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
+      throw new CheckFailed("envelope_shape", "envelope.body.relay is a non-empty string", "str", plain(env.body.relay));
+    }
     firstAnchor(env);
   }
 
