@@ -304,6 +304,11 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
     return cases
 
 
+# The modules of hostile cases, each with its expected verdicts (a module missing here is a
+# corpus that silently stopped being loaded).
+HOSTILE_MODULES = {"corpus_eras", "corpus_fetch", "corpus_newline", "corpus_relay", "corpus_tsa"}
+
+
 def hostile_corpus(work: Path, pki: TestPki) -> list[tuple[Case, c.Expected]]:
     """The cases of every `tests/web/corpus_*.py` module, each with its expected verdict."""
     out = []
@@ -336,6 +341,13 @@ def test_page_core_and_crovia_verify_agree_on_every_case(
         if by_name[case.name] != (want.verdict, want.check)
     ]
     assert not unexpected, unexpected
+    # each hostile module holds refusals and, beside them, controls that must stay valid
+    by_module: dict[str, set[str]] = {}
+    for case, want in hostile:
+        by_module.setdefault(case.name.split(":")[0], set()).add(want.verdict)
+    assert set(by_module) >= HOSTILE_MODULES, sorted(by_module)
+    assert all({"valid", "invalid"} <= verdicts for verdicts in by_module.values()), by_module
+    assert len(hostile) >= 80, len(hostile)
     print(f"corpus: {len(cases)} cases, {len(hostile)} hostile, 0 disagreements")
     verdicts = {want[0] for want in expected}
     assert verdicts == {"valid", "unpinned", "invalid"}
