@@ -57,11 +57,17 @@ class Site:
         return [i.axiom_id for i in issued]
 
 
-def rotated_site(tmp_path: Path, before_rotation=None) -> Site:
-    """`before_rotation(site)`, if given, runs after the first publish (K1's era only)."""
+def new_site(tmp_path: Path) -> Site:
+    """A site with two new key files and no ledger yet: K1 its first key, K2 the next."""
     k1_file, k2_file = tmp_path / "k1.key", tmp_path / "k2.key"
     k1, k2 = generate_signing_key(k1_file), generate_signing_key(k2_file)
-    site = Site(tmp_path / "ledger", tmp_path / "pub", k1, k2, k1_file, k2_file, [], [], {}, {})
+    return Site(tmp_path / "ledger", tmp_path / "pub", k1, k2, k1_file, k2_file, [], [], {}, {})
+
+
+def rotated_site(tmp_path: Path, before_rotation=None) -> Site:
+    """`before_rotation(site)`, if given, runs after the first publish (K1's era only)."""
+    site = new_site(tmp_path)
+    k1, k2, k1_file, k2_file = site.k1, site.k2, site.k1_file, site.k2_file
     site.old = site.grow(k1, 0, 3)
     site.publish()
     site.before = {a: site.receipt(a).read_bytes() for a in site.old}

@@ -14,28 +14,24 @@ from pathlib import Path
 import pytest
 
 from crovia_spider.cli import main
-from ledger.keys import generate_signing_key
-from tests.ledger.rotation_site import Site
+from tests.ledger.rotation_site import Site, new_site
 
 
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
-    k1_file, k2_file = tmp_path / "k1.key", tmp_path / "k2.key"
-    k1, k2 = generate_signing_key(k1_file), generate_signing_key(k2_file)
-    site = Site(tmp_path / "ledger", tmp_path / "pub", k1, k2, k1_file, k2_file, [], [], {}, {})
-    site.old = site.grow(k1, 0, 3)
+    site = new_site(tmp_path)
+    site.old = site.grow(site.k1, 0, 3)
     site.publish()
     site.before = {a: site.receipt(a).read_bytes() for a in site.old}
     return site
 
 
-def rotate(site: Site, *extra: str) -> list[str]:
+def rotate(site: Site, *extra: str) -> None:
     args = ["rotate-key", "--new-key", str(site.k2_file), "--key", str(site.k1_file)]
     assert main([*args, "--ledger-dir", str(site.ledger_dir), *extra]) == 0
     site.record = json.loads((site.ledger_dir / "rotations.jsonl").read_bytes())
     site.new = site.grow(site.k2, 3, 2)
     site.publish()
-    return []
 
 
 def check_root(site: Site, root_file: Path, tmp_path: Path, capsys) -> None:

@@ -7,8 +7,6 @@ All on 127.0.0.1: a real witness process, real publishes."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -23,33 +21,20 @@ from ledger.monitor import DirectorySource, Witness
 from ledger.tlog.cosignature import CosignatureSigner
 from ledger.tlog.note import Ed25519Verifier
 from ledger.tlog.witness import format_request
-from tests.ledger.monitor.test_witness_service import PROJECT, WitnessProcess
-from tests.ledger.rotation_site import Site
+from tests.ledger.monitor.test_witness_service import WitnessProcess, running_witness
+from tests.ledger.rotation_site import Site, new_site
 
 
 @pytest.fixture
 def site(tmp_path: Path) -> Site:
-    k1_file, k2_file = tmp_path / "k1.key", tmp_path / "k2.key"
-    k1, k2 = generate_signing_key(k1_file), generate_signing_key(k2_file)
-    return Site(tmp_path / "ledger", tmp_path / "pub", k1, k2, k1_file, k2_file, [], [], {}, {})
+    return new_site(tmp_path)
 
 
 @pytest.fixture
 def witness(site: Site, tmp_path: Path) -> Iterator[WitnessProcess]:
-    key = tmp_path / "witness.key"
-    generate_signing_key(key)
-    command = [sys.executable, "-m", "crovia_spider", "witness", "serve", "--key", str(key)]
-    command += ["--name", "witness.test/w1", "--log", site.vkey(site.k1)]
-    command += ["--rotations", str(site.pub), "--state", str(tmp_path / "state"), "--port", "0"]
-    child = subprocess.Popen(command, cwd=PROJECT, stdout=subprocess.PIPE, text=True)
-    try:
-        words = child.stdout.readline().split()
-        assert words[:4] == ["witness", "witness.test/w1", "listening", "on"], words
-        yield WitnessProcess(words[4], words[6])
-    finally:
-        child.terminate()
-        child.wait(timeout=30)
-        child.stdout.close()
+    args = ["--log", site.vkey(site.k1), "--rotations", str(site.pub)]
+    with running_witness(tmp_path, *args) as process:
+        yield process
 
 
 def publish(ledger_dir: Path, pub: Path, *witnesses: str) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,32 +35,16 @@ class WitnessProcess:
             return parse_checkpoint(parse_note(answer.read()).text).size
 
 
-@pytest.fixture
-def witness(log: Log, tmp_path: Path) -> Iterator[WitnessProcess]:
+@contextmanager
+def running_witness(tmp_path: Path, *log_args: str) -> Iterator[WitnessProcess]:
+    """`crovia witness serve` on 127.0.0.1 (any port) with a new key and `log_args` (its --log
+    and the like), until the block ends."""
     key = tmp_path / "witness.key"
     generate_signing_key(key)
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "crovia_spider",
-            "witness",
-            "serve",
-            "--key",
-            str(key),
-            "--name",
-            "witness.test/w1",
-            "--log",
-            f"{log.origin}={log.vkey}",
-            "--state",
-            str(tmp_path / "witness-state"),
-            "--port",
-            "0",
-        ],
-        cwd=PROJECT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, "-m", "crovia_spider", "witness", "serve", "--key", str(key)]
+    command += ["--name", "witness.test/w1", *log_args]
+    command += ["--state", str(tmp_path / "witness-state"), "--port", "0"]
+    child = subprocess.Popen(command, cwd=PROJECT, stdout=subprocess.PIPE, text=True)
     try:
         words = child.stdout.readline().split()
         assert words[:4] == ["witness", "witness.test/w1", "listening", "on"], words
@@ -68,6 +53,12 @@ def witness(log: Log, tmp_path: Path) -> Iterator[WitnessProcess]:
         child.terminate()
         child.wait(timeout=30)
         child.stdout.close()
+
+
+@pytest.fixture
+def witness(log: Log, tmp_path: Path) -> Iterator[WitnessProcess]:
+    with running_witness(tmp_path, "--log", f"{log.origin}={log.vkey}") as process:
+        yield process
 
 
 def publish(log: Log, *witnesses: str, pub: Path | None = None) -> None:
