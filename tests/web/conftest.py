@@ -67,8 +67,8 @@ class Site:
         return self.base.rstrip("/") + path
 
 
-def publish(ledger_dir: Path, directory: Path) -> None:
-    """`crovia publish DIR --ledger-dir LEDGER`, as an operator runs it."""
+def publish(ledger_dir: Path, directory: Path) -> list[str]:
+    """`crovia publish DIR --ledger-dir LEDGER`, as an operator runs it; the lines it printed."""
     done = subprocess.run(
         [str(BIN / "crovia"), "publish", str(directory), "--ledger-dir", str(ledger_dir)],
         cwd=PROJECT_ROOT,
@@ -77,6 +77,7 @@ def publish(ledger_dir: Path, directory: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.splitlines()
 
 
 class Server:

@@ -4,28 +4,14 @@ point to the newest receipt and say it is a feed fetch record."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.crawl import BIN, PROJECT_ROOT
-from tests.web.conftest import Server
+from tests.web.conftest import Server, publish
 from tests.web.test_page_fetch_record import fetch_ledger
 
 pytestmark = pytest.mark.slow
-
-
-def publish_lines(ledger_dir: Path, directory: Path) -> list[str]:
-    done = subprocess.run(
-        [str(BIN / "crovia"), "publish", str(directory), "--ledger-dir", str(ledger_dir)],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout.splitlines()
 
 
 def serve_lines(directory: Path) -> list[str]:
@@ -38,7 +24,7 @@ def serve_lines(directory: Path) -> list[str]:
 
 def test_publish_and_serve_point_to_the_newest_item_not_a_fetch_record(tmp_path: Path) -> None:
     leaves = fetch_ledger(tmp_path / "ledger")
-    (line,) = [x for x in publish_lines(tmp_path / "ledger", tmp_path / "public") if "/v/" in x]
+    (line,) = [x for x in publish(tmp_path / "ledger", tmp_path / "public") if "/v/" in x]
     assert line.startswith(f"the newest item receipt in the browser: /v/{leaves.item} "), line
     (line,) = serve_lines(tmp_path / "public")
     assert line.startswith("verify the newest item receipt: http://127.0.0.1:"), line
@@ -47,7 +33,7 @@ def test_publish_and_serve_point_to_the_newest_item_not_a_fetch_record(tmp_path:
 
 def test_with_no_item_they_name_the_fetch_record_as_one(tmp_path: Path) -> None:
     leaves = fetch_ledger(tmp_path / "ledger", with_item=False)
-    (line,) = [x for x in publish_lines(tmp_path / "ledger", tmp_path / "public") if "/v/" in x]
+    (line,) = [x for x in publish(tmp_path / "ledger", tmp_path / "public") if "/v/" in x]
     assert "a feed fetch record" in line and f"/v/{leaves.fetched} " in line, line
     (line,) = serve_lines(tmp_path / "public")
     assert "a feed fetch record" in line and line.endswith(f"/v/{leaves.fetched}"), line
