@@ -67,6 +67,12 @@ class ParsedFeed:
     lost_entries: int = 0  # entries a failed body holds (closing tags counted), all lost
     invalid_entries: int = 0  # entries holding a reference XML cannot encode, left out alone
     malformed_entries: int = 0  # entries of the wrong shape (a JSON Feed item), left out alone
+    # A sitemap's URLs past the protocol's 50,000 a file (crovia_spider/feed/sitemap.py): not read.
+    beyond_protocol: int = 0
+    # Entries a source's `include` / `exclude` patterns left out: not the source's, never counted.
+    excluded: int = 0
+    # The sitemaps a sitemap index or a robots.txt names, to fetch next (absolute http(s) URLs).
+    sitemaps: list[str] = field(default_factory=list)
 
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:

@@ -26,7 +26,9 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Mapping
 from types import FrameType
+from typing import Any
 
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, unreadable
@@ -70,15 +72,19 @@ def worker_setup(parent: int, memory_bytes: int) -> None:
 
 
 def parse_within(
-    body: bytes, headers: dict[str, str], seconds: float, kind: str = DEFAULT_KIND
+    body: bytes,
+    headers: dict[str, str],
+    seconds: float,
+    kind: str = DEFAULT_KIND,
+    options: Mapping[str, Any] | None = None,
 ) -> ParsedFeed:
-    """`body` read as the source `kind` says (crovia_spider/feed/kinds.py) with at most `seconds`
-    of CPU time (in the worker, after `worker_setup`)."""
+    """`body` read as the source `kind` says (crovia_spider/feed/kinds.py), with the source's
+    `options`, with at most `seconds` of CPU time (in the worker, after `worker_setup`)."""
     parsed: ParsedFeed | None = None
     signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_SECONDS)
     _Timer.armed = True
     try:
-        parsed = read_body(body, headers, kind)
+        parsed = read_body(body, headers, kind, options)
     except ParseTimeLimit:
         pass
     finally:

@@ -8,22 +8,33 @@ for every kind: only the reading differs. `read_body` is what the worker runs (c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, parse_body
 from crovia_spider.feed.jsonfeed import parse_jsonfeed
 
-READERS: dict[str, Callable[[bytes, dict[str, str]], ParsedFeed]] = {
-    "feed": parse_body,
-    "jsonfeed": parse_jsonfeed,
+# A reader takes the body, the headers it is read with (Content-Type, and the final URL as
+# Content-Location) and the source's options (FeedConfig.options: a sitemap's include and exclude
+# patterns, a listing page's selectors; {} for the kinds that take none).
+Reader = Callable[[bytes, dict[str, str], Mapping[str, Any]], ParsedFeed]
+READERS: dict[str, Reader] = {
+    "feed": lambda body, headers, options: parse_body(body, headers),
+    "jsonfeed": lambda body, headers, options: parse_jsonfeed(body, headers),
 }
 
 
-def read_body(body: bytes, headers: dict[str, str], kind: str = DEFAULT_KIND) -> ParsedFeed:
-    """The entries of `body`, read as `kind` says. Never raises: an unknown kind (a fetch record
-    naming a kind this code does not read) is a `failed` ParsedFeed saying so."""
+def read_body(
+    body: bytes,
+    headers: dict[str, str],
+    kind: str = DEFAULT_KIND,
+    options: Mapping[str, Any] | None = None,
+) -> ParsedFeed:
+    """The entries of `body`, read as `kind` says with the source's `options`. Never raises: an
+    unknown kind (a fetch record naming a kind this code does not read) is a `failed` ParsedFeed
+    saying so."""
     reader = READERS.get(kind)
     if reader is None:
         return ParsedFeed(error=f"unreadable body: no reader of source kind {kind!r}", failed=True)
-    return reader(body, headers)
+    return reader(body, headers, options or {})

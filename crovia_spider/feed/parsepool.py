@@ -18,8 +18,10 @@ import asyncio
 import logging
 import multiprocessing
 import os
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
@@ -58,17 +60,22 @@ class ParserPool:
         return pool
 
     async def parse(
-        self, body: bytes, headers: dict[str, str], kind: str = DEFAULT_KIND
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        kind: str = DEFAULT_KIND,
+        options: Mapping[str, Any] | None = None,
     ) -> ParsedFeed:
-        """The body read as the source `kind` says; never raises on bad input."""
+        """The body read as the source `kind` says, with its `options`; never raises on bad
+        input."""
         if self._pool is None:
-            return read_body(body, headers, kind)
+            return read_body(body, headers, kind, options)
         loop = asyncio.get_running_loop()
         for _ in range(2):
             pool = self._pool
             try:
                 return await loop.run_in_executor(
-                    pool, parse_within, body, headers, self._seconds, kind
+                    pool, parse_within, body, headers, self._seconds, kind, options
                 )
             except BrokenProcessPool:
                 if self._pool is pool:  # the first to hear of it starts the next worker
@@ -103,15 +110,19 @@ class BlockingParser:
         self._pool: ProcessPoolExecutor | None = None
 
     def __call__(
-        self, body: bytes, headers: dict[str, str], kind: str = DEFAULT_KIND
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        kind: str = DEFAULT_KIND,
+        options: Mapping[str, Any] | None = None,
     ) -> ParsedFeed:
-        """The body read as the source `kind` says; never raises on bad input (a body past a
-        ceiling is `failed`)."""
+        """The body read as the source `kind` says, with its `options`; never raises on bad
+        input (a body past a ceiling is `failed`)."""
         for _ in range(2):
             if self._pool is None:
                 self._pool = start_worker(self._memory)
             try:
-                job = self._pool.submit(parse_within, body, headers, self._seconds, kind)
+                job = self._pool.submit(parse_within, body, headers, self._seconds, kind, options)
                 return job.result()
             except BrokenProcessPool:
                 self._pool.shutdown(wait=False, cancel_futures=True)
