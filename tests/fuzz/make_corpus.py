@@ -53,6 +53,7 @@ def main() -> None:
         publish(ledger_dir, pub)
         _feeds()
         _jsonfeeds()
+        _listings()
         _receipts(receipts)
         _tiles(pub)
         _notes(pub)
@@ -126,6 +127,43 @@ def _jsonfeeds() -> None:
     }
     for name, text in shapes.items():
         _write("jsonfeed", name, text.encode())
+
+
+def _listings() -> None:
+    """Small listing pages of the shapes fuzz_listing.OPTIONS read (cards, a list of posts, bare
+    links; relative, javascript: and repeated links, a `<base>`, a meta charset, a missing title)
+    and the HTML page of tests/fixtures/bad. The harness picks its selectors by the input's length
+    modulo 3, so each page is written three times, 0, 1 and 2 spaces longer."""
+    card = '<article><a href="{}"><img src="p.png"></a><h3>{}</h3><time>{}</time></article>'
+    post = '<li class="post"><a href="{}">{}</a><time datetime="{}">date</time></li>'
+    pages = {
+        "cards.html": "".join(
+            card.format(*row)
+            for row in (
+                ("/news/one", "One", "2026-01-02"),
+                ("news/two", "Two &amp; more", "yesterday"),
+                ("javascript:void(0)", "Script", ""),
+                ("/news/one", "One again", ""),
+            )
+        ),
+        "posts.html": '<base href="https://cdn.example.net/"><ul>'
+        + "".join(
+            post.format(*row)
+            for row in (
+                ("/news/a", "A", "2026-01-01T00:00:00Z"),
+                ("/news/draft-b", "B", "2026-01-02"),
+                ("/about", "About", ""),
+            )
+        )
+        + '</ul><div class="card"><a>no link</a></div>',
+        "links_latin1.html": '<meta charset="iso-8859-1"><a href="/n/caf\xe9">Caf\xe9</a>'
+        '<a href="mailto:x@example.org">mail</a><a href="/n/2"></a>',
+    }
+    bodies = {name: text.encode("latin-1") for name, text in pages.items()}
+    bodies["not_a_feed.html"] = (ROOT / "tests/fixtures/bad/not_a_feed.html").read_bytes()
+    for name, body in bodies.items():
+        for pad in range(3):
+            _write("listing", f"{pad}_{name}", body + b" " * pad)
 
 
 def _receipts(receipts: list[bytes]) -> None:
