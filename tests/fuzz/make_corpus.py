@@ -10,6 +10,7 @@ committed; running this again rewrites it (the tokens and signatures differ: new
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -54,6 +55,7 @@ def main() -> None:
         _feeds()
         _jsonfeeds()
         _listings()
+        _sitemaps()
         _receipts(receipts)
         _tiles(pub)
         _notes(pub)
@@ -164,6 +166,54 @@ def _listings() -> None:
     for name, body in bodies.items():
         for pad in range(3):
             _write("listing", f"{pad}_{name}", body + b" " * pad)
+
+
+def _sitemaps() -> None:
+    """Small sitemaps of each shape parse_sitemap reads (a urlset with lastmod and malformed locs, a
+    news sitemap, an index, a robots.txt, a gzipped urlset) and refuses (entities, a truncated
+    document, a wrong root). The harness picks where the body came from by the input's length
+    modulo 3 and the include / exclude patterns modulo 2, so each is written six times, 0 to 5
+    newlines longer."""
+    urlset = '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"%s>%s'
+    news = ' xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"'
+    url = "<url><loc>%s</loc><lastmod>2026-01-0%d</lastmod></url>"
+    pages = "".join(
+        url % (loc, n)
+        for n, loc in enumerate(
+            (
+                "https://lab.example.org/news/1",
+                "https://lab.example.org/blog/draft-2?page=3&amp;x=1",
+                "/relative",
+                "https://lab.example.org/a b",
+                "https://lab.example.org/&#xD800;",
+            ),
+            1,
+        )
+    )
+    item = (
+        "<url><loc>https://lab.example.org/news/2</loc><news:news><news:publication><news:name>"
+        "Lab</news:name><news:language>en</news:language></news:publication><news:publication_date>"
+        "2026-01-01T10:00:00Z</news:publication_date><news:title>Caf&eacute; <![CDATA[& more]]>"
+        "</news:title></news:news></url>"
+    )
+    index = "".join(
+        f"<sitemap><loc>https://lab.example.org/{name}</loc></sitemap>"
+        for name in ("s1.xml.gz", "s2.xml", "s1.xml.gz", "ftp://x")
+    )
+    bodies = {
+        "urlset.xml": (urlset % ("", pages + "</urlset>")).encode(),
+        "news.xml": (urlset % (news, item + "</urlset>\n<!-- generated -->")).encode(),
+        "index.xml": f"<sitemapindex>{index}</sitemapindex>".encode(),
+        "robots.txt": b"User-agent: *\nDisallow: /x\nSitemap: https://lab.example.org/s.xml\n"
+        b"sitemap: /s2.xml\nSitemap: http://[::1\n",
+        "urlset.xml.gz": gzip.compress((urlset % ("", pages + "</urlset>")).encode(), mtime=0),
+        "entities.xml": b'<!DOCTYPE urlset [<!ENTITY a "aa"><!ENTITY b "&a;&a;">]><urlset/>',
+        "truncated.xml": (urlset % ("", pages))[:-20].encode(),
+        "wrong_root.xml": b"<rss version='2.0'><channel><item/></channel></rss>",
+    }
+    for name, body in bodies.items():
+        for pad in range(6):
+            _write("sitemap", f"{pad}_{name}", body + b"\n" * pad)
 
 
 def _receipts(receipts: list[bytes]) -> None:

@@ -48,6 +48,7 @@ class Harness:
 HARNESSES = (
     Harness("feed", 16_384),
     Harness("jsonfeed", 16_384),
+    Harness("sitemap", 16_384),
     Harness("listing", 16_384),
     Harness("receipt", 32_768),
     Harness("note", 4_096),
