@@ -1,6 +1,7 @@
 """Feed subcommands of `crovia`: `feeds list` (each feed's health), `feeds check` (the config
-files, validated without starting Scrapy) and `feeds import-opml FILE` (a feed reader's
-subscription list into config/feeds.toml).
+files, validated without starting Scrapy), `feeds import-opml FILE` (a feed reader's
+subscription list into config/feeds.toml), and `feeds add URL` / `feeds try VENDOR|URL` (a new
+source found and tried: crovia_spider/cli/feeds_add.py).
 
 Only the stdlib at module level; see crovia_spider/cli/__init__.py for exit codes and errors.
 """
@@ -21,9 +22,11 @@ if typing.TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `crovia feeds list` and `crovia feeds import-opml`."""
+    """Add `crovia feeds list`, `check`, `import-opml`, `add` and `try`."""
+    from crovia_spider.cli import feeds_add
+
     feeds = subparsers.add_parser(
-        "feeds", help="feed health, config check, OPML import",
+        "feeds", help="feed health, config check, OPML import, add and try a source",
         description="The feeds that `scrapy crawl` harvests (config/feeds.toml).",
     )  # fmt: skip
     commands = feeds.add_subparsers(dest="feeds_command", metavar="COMMAND", required=True)
@@ -74,6 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also import feeds on loopback, private, link-local or other non-public addresses",
     )  # fmt: skip
     opml.set_defaults(handler=import_opml)
+    feeds_add.register(commands, _feeds_file)
 
 
 def _feeds_file(parser: argparse.ArgumentParser) -> None:

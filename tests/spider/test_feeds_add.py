@@ -1,0 +1,210 @@
+"""`crovia feeds add URL` and `crovia feeds try VENDOR|URL` against a vendor's site on 127.0.0.1
+(tests/sitefixture.py): what each finds, what `add` writes (every byte before the new table kept)
+and refuses, and that `try` leaves the ledger directory byte-identical."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from crovia_spider.config.feeds import load_feeds
+from tests.crawl import BIN, PROJECT_ROOT, crawl_env, run_crawl
+from tests.feedserver import FeedServer, Reply
+from tests.sitefixture import HTML, NEWS_PATHS, NEWS_TITLE, listing_page, vendor_site
+
+COMMENTED = """\
+# Our feeds. Keep this comment.
+[[feeds]]
+vendor = "zeta"   # the last letter, first
+url = "https://zeta.example/feed.xml"
+
+# a comment between entries
+[[feeds]]
+url = "https://alpha.example/feed.xml"
+vendor = "alpha"
+category = "research"   # keys in this order, on purpose
+"""
+
+
+@pytest.fixture(scope="module")
+def site():
+    with FeedServer() as server:
+        yield server, vendor_site(server)
+
+
+def feeds_cmd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`crovia feeds ARGS` with the CROVIA_* paths of `tmp_path`, politeness delays off."""
+    return subprocess.run(
+        [str(BIN / "crovia"), "feeds", *args],
+        cwd=PROJECT_ROOT,
+        env=crawl_env(tmp_path, CROVIA_POLITE_DELAYS="0", RETRY_BACKOFF_BASE="0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def commented_file(tmp_path: Path) -> Path:
+    path = tmp_path / "feeds.toml"
+    path.write_text(COMMENTED, encoding="utf-8")
+    return path
+
+
+def added_entry(path: Path):
+    """The feed list at `path` loads, keeps COMMENTED byte for byte, and ends in the new entry."""
+    text = path.read_bytes()
+    assert text.startswith(COMMENTED.encode())
+    feeds = load_feeds(path)
+    assert [f.vendor for f in feeds[:2]] == ["zeta", "alpha"]
+    assert len(feeds) == 3
+    return feeds[-1]
+
+
+def test_site_root_gives_the_sitemaps_robots_txt_names(site, tmp_path):
+    server, urls = site
+    feeds_file = commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "add", server.base + "/", "--vendor", "lab")
+    assert proc.returncode == 0, proc.stderr
+    assert "sitemap: " + urls["robots.txt"] in proc.stdout
+    assert server.base + NEWS_PATHS[0] in proc.stdout  # a first item, from a child sitemap
+    entry = added_entry(feeds_file)
+    assert (entry.vendor, entry.kind, entry.url) == ("lab", "sitemap", urls["robots.txt"])
+
+
+def test_json_feed_is_preferred_to_the_sitemap(site, tmp_path):
+    _server, urls = site
+    feeds_file = commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--vendor", "notes")
+    assert proc.returncode == 0, proc.stderr
+    assert "jsonfeed: " + urls["feed.json"] in proc.stdout and "Note one" in proc.stdout
+    assert "sitemap: " + urls["robots.txt"] in proc.stdout  # found, shown, not chosen
+    entry = added_entry(feeds_file)
+    assert (entry.kind, entry.url, entry.title) == ("jsonfeed", urls["feed.json"], "Lab notes")
+
+
+def test_a_page_naming_its_atom_feed_gives_the_feed(site, tmp_path):
+    _server, urls = site
+    feeds_file = commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "add", urls["blog"])
+    assert proc.returncode == 0, proc.stderr
+    assert "Blog post" in proc.stdout
+    entry = added_entry(feeds_file)
+    assert (entry.kind, entry.url, entry.title) == ("feed", urls["blog/atom.xml"], "Lab blog")
+    assert entry.vendor == "127_0_0_1"  # made from the host
+
+
+def test_a_listing_page_alone_gives_no_source_but_the_entry_to_fill_in(tmp_path):
+    with FeedServer() as server:  # no robots.txt here: a 404
+        url = server.script("news", Reply(body=listing_page([("/a", "A", "2026-01-01")]),
+                                          headers=HTML))  # fmt: skip
+        feeds_file = commented_file(tmp_path)
+        proc = feeds_cmd(tmp_path, "add", url, "--vendor", "lab")
+    assert proc.returncode == 1, proc.stderr
+    assert "no feed, JSON Feed or sitemap found" in proc.stdout
+    assert f"{server.base}/robots.txt: HTTP 404" in proc.stdout
+    assert 'kind = "page"' in proc.stdout and "selectors = {" in proc.stdout
+    assert feeds_file.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_dry_run_writes_nothing(site, tmp_path):
+    _server, urls = site
+    feeds_file = commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert f'url = "{urls["feed.json"]}"' in proc.stdout
+    assert feeds_file.read_text(encoding="utf-8") == COMMENTED
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--vendor", "alpha"], "vendor 'alpha' is configured already"),
+        (["--vendor", "Bad-Id"], "use lower-case letters"),
+    ],
+)
+def test_a_taken_or_bad_vendor_id_is_refused_before_any_fetch(site, tmp_path, args, message):
+    server, urls = site
+    feeds_file = commented_file(tmp_path)
+    before = len(server.requests)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], *args)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert len(server.requests) == before
+    assert feeds_file.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_a_configured_url_is_refused(site, tmp_path):
+    _server, urls = site
+    feeds_file = tmp_path / "feeds.toml"
+    text = COMMENTED + f'\n[[feeds]]\nvendor = "blog"\nurl = "{urls["blog/atom.xml"]}"\n'
+    feeds_file.write_text(text, encoding="utf-8")
+    given = feeds_cmd(tmp_path, "add", urls["blog/atom.xml"], "--vendor", "other")
+    assert given.returncode == 2 and "is configured already, as 'blog'" in given.stderr
+    found = feeds_cmd(tmp_path, "add", urls["blog"], "--vendor", "other")  # names the same feed
+    assert found.returncode == 2 and "is configured already, as 'blog'" in found.stderr
+    assert feeds_file.read_text(encoding="utf-8") == text
+
+
+def ledger_digest(ledger: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(ledger)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(ledger.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_try_reads_as_a_crawl_and_leaves_the_ledger_as_it_was(site, tmp_path):
+    server, urls = site
+    feeds = [
+        {"vendor": "notes", "url": urls["feed.json"], "kind": "jsonfeed"},
+        {"vendor": "lab", "url": urls["robots.txt"], "kind": "sitemap",
+         "include": ["/news/"], "exclude": ["/tag/"]},
+    ]  # fmt: skip
+    crawl = run_crawl(tmp_path, feeds)
+    assert crawl.returncode == 0, crawl.stderr
+    ledger = tmp_path / "ledger"
+    before = ledger_digest(ledger)
+    assert "axiom_ledger.jsonl" in before
+
+    sitemap = feeds_cmd(tmp_path, "try", "lab")
+    assert sitemap.returncode == 0, sitemap.stderr
+    lines = sitemap.stdout.splitlines()
+    shown = [line.split()[-1] for line in lines if line.startswith("  ")]
+    assert shown == [server.base + path for path in NEWS_PATHS]  # both child sitemaps walked
+    assert NEWS_TITLE in sitemap.stdout
+    assert lines[-1] == "3 items; entries 3, unread 0, excluded 3, over the limit 0"
+
+    notes = feeds_cmd(tmp_path, "try", "notes")
+    assert notes.returncode == 0, notes.stderr
+    assert "2026-11-01T00:00:00Z  Note one  " + server.base + "/notes/1" in notes.stdout
+    assert notes.stdout.splitlines()[-1].startswith("2 items; entries 2, unread 0")
+
+    by_url = feeds_cmd(tmp_path, "try", urls["robots.txt"], "--kind", "sitemap",
+                       "--include", "/news/")  # fmt: skip
+    assert by_url.returncode == 0, by_url.stderr
+    assert "3 items; entries 3, unread 0, excluded 3" in by_url.stdout
+    assert ledger_digest(ledger) == before
+
+
+def test_try_of_an_unknown_vendor_suggests_one(site, tmp_path):
+    commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "try", "alpah")
+    assert proc.returncode == 2 and "did you mean 'alpha'" in proc.stderr
+
+
+def test_the_fetch_policy_holds_every_hop(site, tmp_path):
+    """A page on one loopback host naming a feed on another: that hop is refused, as in a crawl."""
+    _server, urls = site
+    with FeedServer(host="127.0.0.2") as page_server:
+        page = (
+            '<html><head><link rel="alternate" type="application/atom+xml"'
+            f' href="{urls["blog/atom.xml"]}"></head></html>'
+        ).encode()
+        url = page_server.script("page", Reply(body=page, headers=HTML))
+        feeds_file = commented_file(tmp_path)
+        proc = feeds_cmd(tmp_path, "add", url, "--vendor", "lab")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{urls['blog/atom.xml']}: FetchRefused: fetch refused" in proc.stdout
+    assert feeds_file.read_text(encoding="utf-8") == COMMENTED
