@@ -29,6 +29,9 @@ class FeedEntryItem:
     description_html: str  # the entry's description (or content) as HTML
     arxiv: dict[str, Any] | None = None  # {"id", "version", "announce_type"} for arXiv entries
     content_html: str = ""  # the entry's content (content:encoded, Atom content) as HTML, if any
+    # A sitemap URL's `lastmod` ("" for every other kind): part of its fingerprint, so a changed
+    # lastmod is a new version of the page (pipelines/fingerprint.py).
+    modified: str = ""
     # The fetch the entry came from, signed as object.fetch: final_url, status, body_sha256,
     # fetched_at, and etag / last_modified when the response sent them (docs/spider.md, 8).
     fetch: dict[str, Any] = field(default_factory=dict)

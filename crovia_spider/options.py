@@ -38,6 +38,15 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "2000",
         "entries read per feed and crawl; the rest are counted as dropped in the run record",
     ),
+    "CROVIA_MAX_SITEMAP_URLS": (
+        "50000",
+        "page URLs read per sitemap source and crawl (the protocol's 50,000 a file)",
+    ),
+    "CROVIA_SITEMAP_FETCHES": (
+        "50",
+        "sitemaps an index (or robots.txt) may have fetched per source and crawl",
+    ),
+    "CROVIA_SITEMAP_DEPTH": ("3", "sitemap indexes nested deeper than this are not followed"),
     "CROVIA_FAILING_AFTER": (
         "3",
         "crawls in a row a feed must fail to be named in every crawl summary (0: never)",

@@ -38,6 +38,9 @@ CROVIA_CONTACT_URL = env_default("CROVIA_CONTACT_URL")
 CROVIA_FAILING_AFTER = env_default("CROVIA_FAILING_AFTER")
 # Entries read per feed and crawl; the rest are counted as dropped (a feed of millions is no feed).
 CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
+CROVIA_MAX_SITEMAP_URLS = env_default("CROVIA_MAX_SITEMAP_URLS")
+CROVIA_SITEMAP_FETCHES = env_default("CROVIA_SITEMAP_FETCHES")
+CROVIA_SITEMAP_DEPTH = env_default("CROVIA_SITEMAP_DEPTH")
 # Set: every crawl ends by writing Prometheus metrics there (crovia_spider/runs/metrics.py).
 CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
 CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")

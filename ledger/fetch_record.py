@@ -7,7 +7,10 @@ confirms), an unreadable body, or a failure. It says how many entries were read 
 the digest of their identities (`entries_digest`), and how many the body held but were not read
 (past the entry cap, or unreadable: ENTRY_COUNTS), so absence at a time can be proved from the kept
 body, and only from a body read whole. A feed served by someone other than its vendor names that
-party (`relay`), so nobody reads a third party's bytes as the vendor's.
+party (`relay`), so nobody reads a third party's bytes as the vendor's. A source read with options
+(a sitemap's include and exclude patterns, a listing page's selectors) signs them (`select`), and a
+source of several bodies (a sitemap index and the sitemaps it names) signs each further fetch as one
+of its `parts` (PART_KEYS), so its entries can be read again from the kept bodies.
 
 The envelope has the AX.OBS envelope's top-level keys and is identified and signed the same way
 (ledger/envelope.py); `axiom_type` is "AX.FETCH" and `body` holds the fetch's facts.
@@ -47,6 +50,14 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 ENTRIES_READ = frozenset(("count", "identities_sha256", "limit"))
 ENTRY_COUNTS = ("in_body", "over_limit", "unread")
 ENTRIES_WHOLE = ENTRIES_READ | frozenset(ENTRY_COUNTS)
+# One part of a source of several bodies: a body read (`final_url`, `status`, `body_sha256`, and
+# `content_type` when sent), a fetch that gave none to read (`error`), or a URL not fetched again
+# because this walk had read it (`loop`); each names its `url`. A part whose body could not be read
+# has both `body_sha256` and `error`.
+PART_KEYS = frozenset(
+    ("url", "final_url", "status", "body_sha256", "content_type", "error", "loop")
+)
+MAX_PARTS = 1000
 _MICRO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\.[0-9]{6}Z")
 
 
@@ -72,6 +83,8 @@ def new_fetch_envelope(
     kind: str = "",
     error: str = "",
     relay: str = "",
+    select: Mapping[str, Any] | None = None,
+    parts: Sequence[Mapping[str, Any]] | None = None,
     issued_at: str | None = None,
 ) -> dict[str, Any]:
     """Build the UNSIGNED AX.FETCH envelope of one fetch of the feed `vendor` (`feed_url` as
@@ -82,7 +95,8 @@ def new_fetch_envelope(
     validators the request sent; `content_type` the response's, which the body is parsed with;
     `relay` who served the feed when not the vendor. Empty values are left out (absent, never
     null). Raises InvalidRecord for a malformed field.
-    `kind` is the body's reader when not feedparser ("jsonfeed": docs/format.md).
+    `kind` is the body's reader when not feedparser ("jsonfeed": docs/format.md); `select` the
+    options it read the body with; `parts` the further bodies of a source of several.
     """
     if outcome not in OUTCOMES:
         raise InvalidRecord(f"fetch outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
@@ -96,6 +110,8 @@ def new_fetch_envelope(
             raise InvalidRecord(f"fetch record {name} must be a non-empty string")
     if type(relay) is not str:
         raise InvalidRecord(f"fetch record relay must be a string, not {type(relay).__name__}")
+    if problem := parts_problem(list(parts) if parts else None):
+        raise InvalidRecord(problem)
     body: dict[str, Any] = {
         "schema": FETCH_SCHEMA,
         "spider": spider,
@@ -113,6 +129,8 @@ def new_fetch_envelope(
         "kind": kind,  # absent for RSS and Atom ("feed"), as in every record before kinds
         "error": error,
         "relay": relay,  # absent unless set: records of a vendor's own feed keep their shape
+        "select": dict(select or {}),  # absent for a feed read without options
+        "parts": [dict(part) for part in parts or ()],  # absent for a source of one body
     }
     body.update({key: value for key, value in optional.items() if value})
     obj: dict[str, Any] = {"captured_by": f"crovia.spider.{spider}", "primary_source_url": feed_url}
@@ -164,6 +182,8 @@ def describe_fetch(envelope: Mapping[str, Any]) -> str:
     elif body.get("body_sha256"):
         parts.append(f"body {body['body_sha256']}")
     entries = body.get("entries") or {}
+    if isinstance(body.get("parts"), list):
+        parts.append(f"and {len(body['parts'])} further fetch(es)")
     if "count" in entries:
         parts.append(f"{entries['count']} entries")
     if "in_body" in entries:
@@ -199,9 +219,43 @@ def validate_fetch_body(body: Any) -> None:
         type(body["body_sha256"]) is str and _HEX64.fullmatch(body["body_sha256"])
     ):
         raise InvalidRecord("body.body_sha256 is not 64 lowercase hex")
-    problem = entries_problem(body.get("entries"))
+    problem = entries_problem(body.get("entries")) or parts_problem(body.get("parts"))
     if problem:
         raise InvalidRecord(problem)
+    if "select" in body and type(body["select"]) is not dict:
+        raise InvalidRecord("body.select is not a JSON object")
+
+
+def parts_problem(parts: Any) -> str:
+    """What is wrong with a fetch record's `parts` ("" when nothing is, or it is absent): a list
+    of at most MAX_PARTS objects of PART_KEYS, each with a string `url`, and a 64-hex
+    `body_sha256`, an int `status`, a string `final_url` (and `content_type`) for a body, a
+    string `error` for a fetch with none, or `loop` true."""
+    if parts is None:
+        return ""
+    if type(parts) is not list or not 0 < len(parts) <= MAX_PARTS:
+        return f"body.parts is not a list of 1 to {MAX_PARTS} parts"
+    for index, part in enumerate(parts):
+        where = f"body.parts[{index}]"
+        if type(part) is not dict or not part.keys() <= PART_KEYS:
+            return f"{where} is not an object of {', '.join(sorted(PART_KEYS))}"
+        if type(part.get("url")) is not str:
+            return f"{where}.url is not a string"
+        for name in ("final_url", "content_type", "error"):
+            if name in part and type(part[name]) is not str:
+                return f"{where}.{name} is not a string"
+        if "body_sha256" in part:
+            digest = part["body_sha256"]
+            if type(digest) is not str or not _HEX64.fullmatch(digest):
+                return f"{where}.body_sha256 is not 64 lowercase hex"
+            if type(part.get("status")) is not int or "final_url" not in part:
+                return f"{where} names a body without its status and final_url"
+        elif "loop" in part:
+            if part["loop"] is not True or len(part) != 2:
+                return f"{where} is a loop: {{url, loop: true}} alone"
+        elif "error" not in part:
+            return f"{where} names neither a body, an error nor a loop"
+    return ""
 
 
 def relay_problem(body: Mapping[str, Any]) -> str:

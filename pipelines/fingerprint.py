@@ -22,7 +22,9 @@ Fingerprint (64 hex) = sha256(canonical_json(doc)) where doc is
 - arXiv: {"v": 1, "target_id", "arxiv_version", "title", "abstract"}; the abstract is the excerpt
   without arXiv's `arXiv:ID Announce Type: T` header, so one version listed as `new` in one
   category and `cross` in another has one fingerprint, and a new version has a new one;
-- otherwise: {"v": 1, "target_id", "url", "title", "summary", "published"}.
+- otherwise: {"v": 1, "target_id", "url", "title", "summary", "published"}, and `modified`, a
+  sitemap URL's lastmod, when it has one (no other kind has it, so their fingerprints are as they
+  were): a page whose lastmod changed is a new version of it.
 Observation time, HTTP status, run and classification are left out: they are not the item's content.
 """
 
@@ -67,7 +69,7 @@ def fingerprint_doc(item: FeedEntryItem, target: str) -> dict[str, Any]:
             "title": record["title"],
             "abstract": _ARXIV_HEADER.sub("", record["summary_excerpt"], count=1),
         }
-    return {
+    doc = {
         "v": FINGERPRINT_VERSION,
         "target_id": target,
         "url": record["url"],
@@ -75,6 +77,9 @@ def fingerprint_doc(item: FeedEntryItem, target: str) -> dict[str, Any]:
         "summary": record["summary_excerpt"],
         "published": record["published"],
     }
+    if item.modified:
+        doc["modified"] = item.modified
+    return doc
 
 
 class FingerprintPipeline(Stage):

@@ -135,6 +135,7 @@ class IssuePipeline(Stage):
         self.batch.append((fetch.vendor, FETCH, envelope))
         if fetch.fetch and "body_sha256" in fetch.fetch:  # a 200's body, kept as items' bodies
             self.batch_bodies[fetch.fetch["body_sha256"]] = fetch.body
+        self.batch_bodies.update(fetch.part_bodies)  # a sitemap walk's further bodies
         if len(self.batch) >= self.batch_size:
             self._flush()
 

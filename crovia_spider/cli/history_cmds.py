@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("axiom_id", metavar="AXIOM_ID", nargs="?", help="any version of the item")
     parser.add_argument("--url", metavar="URL", help="the item's link (or its target id)")
-    parser.add_argument("--vendor", metavar="V", help="with --title: the item's feed")
+    parser.add_argument(
+        "--vendor", metavar="V", help="with --title, or to narrow --url: the item's feed"
+    )
     parser.add_argument("--title", metavar="WORDS", help="with --vendor: every word in the title")
     ledger_dir(parser)
     json_flag(parser)
@@ -100,8 +102,14 @@ def _items(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.url or args.vendor or args.title:
             raise CroviaError("give AXIOM_ID, or --url, or --vendor with --title: one of them")
         return item_envelopes(args.ledger_dir, lambda env: env.get("axiom_id") == args.axiom_id)
-    if args.url:
-        return item_envelopes(args.ledger_dir, lambda env: _has_url(env, args.url))
+    if args.url:  # one page a sitemap and a listing of one vendor both name: --vendor picks
+        return item_envelopes(
+            args.ledger_dir,
+            lambda env: (
+                _has_url(env, args.url)
+                and (not args.vendor or env["body"].get("vendor") == args.vendor)
+            ),
+        )
     if args.vendor and args.title:
         words = args.title.casefold().split()
         return item_envelopes(
@@ -137,7 +145,9 @@ def cmd_history(args: argparse.Namespace) -> int:
         raise CroviaError("no item of the ledger matches (crovia find lists them)")
     if len(identities) > 1:
         shown = "; ".join(str(i) for i in identities[:5])
-        raise CroviaError(f"{len(identities)} items match, name one by AXIOM_ID: {shown}")
+        raise CroviaError(
+            f"{len(identities)} items match, name one by AXIOM_ID (or --vendor V): {shown}"
+        )
     line = _timeline(args.ledger_dir, identities[0])
     if args.json:
         print_json({"ok": True, **line.as_dict()})

@@ -11,8 +11,13 @@ switch an option off; an unknown spider name is one too, unless an entry declare
 flow: docs/design.md, step 1.
 
 `kind` (default "feed") names the source's reader (crovia_spider/feed/kinds.py): "feed" for RSS,
-Atom and RDF, "jsonfeed" for JSON Feed 1 and 1.1. PLANNED_KINDS are refused with a message saying
-so, until their readers land (docs/spider.md, "Source kinds").
+Atom and RDF, "jsonfeed" for JSON Feed 1 and 1.1, "sitemap" for a sitemap, a sitemap index or a
+robots.txt naming sitemaps, "page" for an HTML listing page read with CSS `selectors` (a table of
+`item`, `link`, `title` and optional `date`; page only). `include` and `exclude` (sitemap and page
+only) are lists of Python regular expressions searched in each page URL, as Scrapy's
+SitemapSpider `sitemap_rules` and LinkExtractor `allow` / `deny` take them: a URL is the source's
+when no `include` is given or one matches, and no `exclude` matches (docs/spider.md, "Source
+kinds").
 """
 
 from __future__ import annotations
@@ -38,15 +43,18 @@ DEFAULT_SPIDER = "vendor_press"
 ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
 DEFAULT_KIND = "feed"
-KINDS = ("feed", "jsonfeed")  # a reader each: crovia_spider/feed/kinds.py
-PLANNED_KINDS = ("sitemap", "page")  # named in the issue, no reader yet
+KINDS = ("feed", "jsonfeed", "sitemap", "page")  # a reader each: crovia_spider/feed/kinds.py
+PATTERN_KINDS = ("sitemap", "page")  # the kinds whose URLs `include` / `exclude` pick
+SELECTORS = ("item", "link", "title", "date")  # a page's selectors; `date` may be left out
+MAX_PATTERNS = 100  # include or exclude patterns of one entry
+PATTERN_CHARS = 500  # one pattern or selector
 MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them all takes hours
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
 _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
-    "relay", "kind",
+    "relay", "kind", "include", "exclude", "selectors",
 }  # fmt: skip
 # A relay's name is read in every verifier's output: one short line of printable text.
 RELAY_CHARS = 80
@@ -67,6 +75,24 @@ class FeedConfig:
     notes: str = ""
     new_spider: bool = False
     relay: str = ""  # who serves the feed's bytes, when not the vendor ("" = the vendor itself)
+    include: tuple[str, ...] = ()  # patterns a sitemap's or a page's URLs must match (one of)
+    exclude: tuple[str, ...] = ()  # patterns they must not match
+    selectors: tuple[tuple[str, str], ...] = ()  # a page's (name, CSS) pairs, in SELECTORS order
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """What the source's reader takes besides the body (crovia_spider/feed/kinds.py), and
+        what its fetch records sign as `select` so anyone reads a kept body the same way: a
+        page's `selectors`, a sitemap's or a page's `include` and `exclude` (each only when
+        given); {} for a feed."""
+        options: dict[str, Any] = {}
+        if self.selectors:
+            options["selectors"] = dict(self.selectors)
+        if self.include:
+            options["include"] = list(self.include)
+        if self.exclude:
+            options["exclude"] = list(self.exclude)
+        return options
 
     @property
     def host(self) -> str:
@@ -214,8 +240,12 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     for key in ("vendor", "spider", "category"):
         if key in raw and not _ID.fullmatch(raw[key]):
             raise ValueError(f"{key!r} = {raw[key]!r}: use lower-case letters, digits and _")
-    check_kind(raw.get("kind", DEFAULT_KIND))
+    kind = raw.get("kind", DEFAULT_KIND)
+    check_kind(kind)
     _check_url(raw["url"])
+    patterns = {key: check_patterns(key, raw[key], kind) for key in ("include", "exclude")
+                if key in raw}  # fmt: skip
+    selectors = check_selectors(raw.get("selectors"), kind)
     if "relay" in raw:
         check_relay(raw["relay"])
     for key in ("enabled", "new_spider"):
@@ -226,7 +256,8 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
         raise TypeError("'delay' must be a number of seconds")
     if delay is not None and not 0 <= delay <= 3600:
         raise ValueError("'delay' must be between 0 and 3600 seconds")
-    return FeedConfig(**{**raw, "delay": None if delay is None else float(delay)})
+    delay = None if delay is None else float(delay)
+    return FeedConfig(**{**raw, **patterns, "selectors": selectors, "delay": delay})
 
 
 def _check_url(url: str) -> None:
@@ -250,19 +281,71 @@ def check_relay(relay: str) -> None:
 
 
 def check_kind(kind: Any) -> None:
-    """Raise TypeError or ValueError unless `kind` is one of KINDS (a planned kind is named as
-    such, so nobody takes it for a typo)."""
+    """Raise TypeError or ValueError unless `kind` is one of KINDS."""
     if not isinstance(kind, str):
         raise TypeError("'kind' must be a string")
-    if kind in PLANNED_KINDS:
-        raise ValueError(
-            f"'kind' = {kind!r} is planned but not read yet; kinds: {', '.join(KINDS)}"
-        )
     if kind not in KINDS:
         raise ValueError(
             f"'kind' = {kind!r} is not a source kind; kinds: {', '.join(KINDS)}"
             + did_you_mean(kind, list(KINDS))
         )
+
+
+def check_patterns(key: str, patterns: Any, kind: str) -> tuple[str, ...]:
+    """The `include` or `exclude` (`key`) patterns of an entry of `kind`, checked: a list of 1 to
+    MAX_PATTERNS Python regular expressions of 1 to PATTERN_CHARS characters that compile, for a
+    sitemap or a page. Raises TypeError or ValueError naming the key and the pattern."""
+    if kind not in PATTERN_KINDS:
+        raise ValueError(f"{key!r} picks URLs of a sitemap or a page, not of kind {kind!r}")
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise TypeError(f"{key!r} must be a list of regular expressions (strings)")
+    if not 0 < len(patterns) <= MAX_PATTERNS:
+        raise ValueError(f"{key!r} must hold 1 to {MAX_PATTERNS} patterns, not {len(patterns)}")
+    for pattern in patterns:
+        if not 0 < len(pattern) <= PATTERN_CHARS:
+            raise ValueError(f"{key!r}: a pattern is 1 to {PATTERN_CHARS} characters")
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise ValueError(f"{key!r}: {pattern!r} is not a regular expression ({exc})") from None
+    return tuple(patterns)
+
+
+def check_selectors(selectors: Any, kind: str) -> tuple[tuple[str, str], ...]:
+    """A page's `selectors`, checked: a table of CSS selectors (parsel's dialect, `::text` and
+    `::attr(name)` included) `item`, `link` and `title`, and `date` if wanted; required for
+    kind "page", refused for any other. Raises TypeError or ValueError naming the selector."""
+    if kind != "page":
+        if selectors is not None:
+            raise ValueError(f"'selectors' read a listing page (kind \"page\"), not kind {kind!r}")
+        return ()
+    if not isinstance(selectors, dict):
+        raise ValueError(
+            'kind "page" needs \'selectors\' = { item = "CSS", link = "CSS", title = "CSS" }'
+            ' (and date = "CSS" if wanted)'
+        )
+    unknown = sorted(set(selectors) - set(SELECTORS))
+    if unknown:
+        raise ValueError(
+            f"'selectors' has unknown key(s) {', '.join(unknown)};"
+            f" selectors: {', '.join(SELECTORS)}" + did_you_mean(unknown[0], list(SELECTORS))
+        )
+    missing = [name for name in SELECTORS[:3] if name not in selectors]
+    if missing:
+        raise ValueError(f"'selectors' needs {', '.join(missing)}")
+    from parsel.csstranslator import HTMLTranslator  # parsel comes with Scrapy
+
+    translator = HTMLTranslator()
+    for name, css in selectors.items():
+        if not isinstance(css, str) or not 0 < len(css.strip()) <= PATTERN_CHARS:
+            raise ValueError(f"selector {name!r} must be CSS of 1 to {PATTERN_CHARS} characters")
+        try:
+            translator.css_to_xpath(css)
+        except Exception as exc:  # cssselect's SelectorError and its kin: a selector to fix
+            raise ValueError(
+                f"selector {name!r} = {css!r} is not CSS parsel reads ({exc})"
+            ) from None
+    return tuple((name, selectors[name]) for name in SELECTORS if name in selectors)
 
 
 def _check_unique(path: Path, feeds: list[FeedConfig]) -> None:

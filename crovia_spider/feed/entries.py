@@ -64,6 +64,7 @@ def entry_item(
         description_html=_text(entry.get("summary")) or _content(entry),
         arxiv=arxiv_meta(entry, link) if feed.family == ARXIV_FAMILY else None,
         content_html=_content(entry),
+        modified=_modified(entry, cut),
         family=feed.family,
         relay=feed.relay,
         cut=cut,
@@ -73,6 +74,12 @@ def entry_item(
 def _date(entry: dict[str, Any], cut: list[str]) -> str:
     date = clean_text(_text(entry.get("published")) or _text(entry.get("updated")))
     return _left_out("published", cut) if len(date) > DATE_CHARS else date
+
+
+def _modified(entry: dict[str, Any], cut: list[str]) -> str:
+    """A sitemap URL's `lastmod` (crovia_spider/feed/sitemap.py), cleaned and capped as a date."""
+    date = clean_text(_text(entry.get("lastmod")))
+    return _left_out("modified", cut) if len(date) > DATE_CHARS else date
 
 
 def _capped(text: str, limit: int, name: str, cut: list[str]) -> str:

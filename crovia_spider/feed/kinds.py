@@ -1,7 +1,10 @@
 """One reader per source kind, behind one interface: a body and its headers to a ParsedFeed.
 
 A `[[feeds]]` entry's `kind` (crovia_spider/config/feeds.py, KINDS) names its reader: "feed" is
-RSS, Atom and RDF through feedparser (body.py), "jsonfeed" is JSON Feed (jsonfeed.py). The spider,
+RSS, Atom and RDF through feedparser (body.py), "jsonfeed" is JSON Feed (jsonfeed.py), "sitemap" a
+sitemap, sitemap index or robots.txt (sitemap.py; the spider fetches the sitemaps an index names:
+crovia_spider/spiders/sitemap_walk.py), "page" an HTML listing page read with CSS selectors
+(listing.py). The spider,
 the parser worker and its ceilings, the fetch record's counts and the pipelines are written once
 for every kind: only the reading differs. `read_body` is what the worker runs (ceilings.py).
 """
@@ -14,6 +17,8 @@ from typing import Any
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, parse_body
 from crovia_spider.feed.jsonfeed import parse_jsonfeed
+from crovia_spider.feed.listing import parse_listing
+from crovia_spider.feed.sitemap import parse_sitemap
 
 # A reader takes the body, the headers it is read with (Content-Type, and the final URL as
 # Content-Location) and the source's options (FeedConfig.options: a sitemap's include and exclude
@@ -22,6 +27,8 @@ Reader = Callable[[bytes, dict[str, str], Mapping[str, Any]], ParsedFeed]
 READERS: dict[str, Reader] = {
     "feed": lambda body, headers, options: parse_body(body, headers),
     "jsonfeed": lambda body, headers, options: parse_jsonfeed(body, headers),
+    "sitemap": parse_sitemap,
+    "page": parse_listing,
 }
 
 

@@ -21,12 +21,12 @@ names come back in `ParsedFeed.sitemaps`, for the spider to fetch next. The rule
   "sitemap"), a root `sitemapindex` an index (version "sitemapindex", each `<sitemap><loc>` once
   in `sitemaps`); any other root is no sitemap (`failed`);
 - each `<url>` of a sitemap becomes `{"id": "", "link", "title", "published", "lastmod"}`: its
-  `loc`; the news sitemap's title; the news publication date, else `lastmod`; `lastmod` (each
-  stripped, "" when absent). A `<url>` (or an index's `<sitemap>`) whose `loc` is missing, no
-  absolute http(s) URL, holds a space or a control character, is longer than MAX_URL_CHARS, or
-  holds text that is no UTF-8 (a lone surrogate, `&#xD800;`, cannot be signed) is left out alone
-  and counted (`malformed_entries`). A URL the source's `include` / `exclude` patterns leave out
-  is counted in `excluded`, never an entry. A file's elements past the MAX_URLS-th are not read
+  `loc`; the news sitemap's title, else the `loc` itself; the news publication date, else
+  `lastmod`; `lastmod` (each stripped, "" when absent). A `<url>` (or an index's `<sitemap>`)
+  whose `loc` is missing, no absolute http(s) URL, holds a space or a control character, is
+  longer than MAX_URL_CHARS, or holds text that is no UTF-8 (a lone surrogate, `&#xD800;`,
+  cannot be signed) is left out alone and counted (`malformed_entries`). A URL the source's
+  `include` / `exclude` patterns leave out is counted in `excluded`, never an entry. A file's elements past the MAX_URLS-th are not read
   (`beyond_protocol`, and `error` says so);
 - a document that does not end in its root's closing tag (whitespace, comments and processing
   instructions may follow it, as XML allows) is truncated: lxml hands back the element it was
@@ -240,7 +240,9 @@ def _take_url(parsed: ParsedFeed, element: dict[str, Any], selected: Callable[[s
     entry = {
         "id": "",
         "link": link,
-        "title": _text(element, "news_title"),
+        # A page a sitemap names has no title but a news sitemap's: the URL stands for it, so the
+        # item says what it is (an item of neither title nor text is dropped as empty).
+        "title": _text(element, "news_title") or link,
         "published": _text(element, "news_publication_date") or lastmod,
         "lastmod": lastmod,
     }

@@ -27,6 +27,7 @@ UNREADABLE_FEED = "unreadable feed"
 OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
 INVALID_REFERENCE = "invalid character reference"
 MALFORMED_ENTRY = "malformed entry (a wrong type)"  # crovia_spider/feed/jsonfeed.py
+BEYOND_PROTOCOL = "past the sitemap protocol's 50,000 URLs a file"  # crovia_spider/feed/sitemap.py
 # The error of a feed that had not answered when the crawl was stopped (Ctrl-C, SIGTERM).
 INTERRUPTED = "interrupted"
 NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP)

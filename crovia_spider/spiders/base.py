@@ -50,6 +50,7 @@ from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.runs import logfilters
 from crovia_spider.runs.feed_state import conditional_headers, load_state
 from crovia_spider.runs.runlog import (
+    BEYOND_PROTOCOL,
     INVALID_REFERENCE,
     MALFORMED_ENTRY,
     OVER_CAP,
@@ -66,6 +67,13 @@ from crovia_spider.spiders.fetches import (
     parse_headers,
     sent_validators,
     signed_entries,
+)
+from crovia_spider.spiders.sitemap_walk import (
+    SITEMAP_KIND,
+    Walk,
+    read_parts,
+    sitemap_request,
+    walk_sitemaps,
 )
 from ledger.fetch_record import (
     ENTRY_COUNTS,
@@ -107,6 +115,7 @@ class FeedSpider(scrapy.Spider):
         self.run: RunLog
         self.parser: ParserPool
         self.max_entries = 2000
+        self.max_sitemap_urls = 50_000
         self.state: dict[str, dict[str, Any]] = {}  # feed_state.json as the crawl began
 
     @classmethod
@@ -146,6 +155,8 @@ class FeedSpider(scrapy.Spider):
             crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
         )
         spider.max_entries = max(0, crawler.settings.getint("CROVIA_MAX_ENTRIES_PER_FEED", 2000))
+        urls = crawler.settings.getint("CROVIA_MAX_SITEMAP_URLS", 50_000)
+        spider.max_sitemap_urls = max(0, urls)
         return spider
 
     def closed(self, reason: str) -> None:
@@ -155,6 +166,11 @@ class FeedSpider(scrapy.Spider):
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
         self.state = state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
         for feed in self.feeds:
+            if feed.kind == SITEMAP_KIND:
+                yield sitemap_request(
+                    feed.url, feed, callback=self.parse_feed, errback=self.feed_failed
+                )
+                continue
             headers = conditional_headers(state.get(feed.url))
             yield scrapy.Request(
                 feed.url,
@@ -164,6 +180,10 @@ class FeedSpider(scrapy.Spider):
                 meta={"feed": feed, "handle_httpstatus_list": [304], "sent": headers},
                 dont_filter=True,
             )
+
+    def entry_limit(self, feed: FeedConfig) -> int:
+        """The entries read of one fetch of `feed` (signed as the record's `entries.limit`)."""
+        return self.max_sitemap_urls if feed.kind == SITEMAP_KIND else self.max_entries
 
     async def parse_feed(self, response: Response) -> AsyncIterator[FeedEntryItem]:
         """Record the fetch; on 200, yield one item per complete entry of the feed.
@@ -178,15 +198,43 @@ class FeedSpider(scrapy.Spider):
             outcome.not_modified = True
             self.record_fetch(self.not_modified(feed, response, observed_at))
             return
+        walk = None
         if self.reads_own_format():
             parsed = read_own_format(self.parse_entries(response))
         else:
             headers = response_headers(response)
-            parsed = await self.parser.parse(response.body, headers, feed.kind)
-        items = list(self.read_entries(parsed, feed, response, observed_at))
-        self.record_fetch(self.received(feed, response, observed_at, parsed, items))
+            parsed = await self.parser.parse(response.body, headers, feed.kind, feed.options)
+        if feed.kind == SITEMAP_KIND and not parsed.failed:
+            walk = await walk_sitemaps(self, response, feed, parsed)
+            items, parsed = self.read_walk(walk, feed, observed_at)
+        else:
+            items = list(self.read_entries(parsed, feed, response, observed_at))
+        self.record_fetch(self.received(feed, response, observed_at, parsed, items, walk))
         for item in items:
             yield item
+
+    def read_walk(
+        self, walk: Walk, feed: FeedConfig, observed_at: str
+    ) -> tuple[list[FeedEntryItem], ParsedFeed]:
+        """The items of every body a sitemap walk read, in walk order and under the source's
+        entry limit, and the walk's counts as one reading (each sitemap not read one unread
+        entry: crovia_spider/spiders/sitemap_walk.py)."""
+        limit = self.entry_limit(feed)
+        items: list[FeedEntryItem] = []
+        whole = ParsedFeed(version=walk.bodies[0][1].version)
+        for index, (response, parsed) in enumerate(walk.bodies):
+            room = max(0, limit - len(whole.entries))
+            digest = hashlib.sha256(response.body).hexdigest() if index else None
+            items.extend(self.read_entries(parsed, feed, response, observed_at, room, digest))
+            whole.entries.extend(parsed.entries)
+            whole.invalid_entries += parsed.invalid_entries
+            whole.truncated_entries += parsed.truncated_entries
+            whole.malformed_entries += parsed.malformed_entries
+            whole.beyond_protocol += parsed.beyond_protocol
+            whole.excluded += parsed.excluded
+            whole.error = whole.error or parsed.error
+        whole.malformed_entries += walk.unread_parts
+        return items, whole
 
     def received(
         self,
@@ -195,10 +243,12 @@ class FeedSpider(scrapy.Spider):
         fetched_at: str,
         parsed: ParsedFeed,
         items: list[FeedEntryItem],
+        walk: Walk | None = None,
     ) -> FeedFetch:
         """The fetch record of a body: new or the same as the feed's previous one, and what it
         held: the `items` the spider yields for it (`entries_read`); or unreadable (no entries
-        stated) when it yields none of a body its reader could not read. The body is kept."""
+        stated) when it yields none of a body its reader could not read. The body is kept, and
+        so are those of a sitemap `walk`, each of its further fetches signed as a part."""
         outcome = self.run.feeds[feed.vendor]
         fetch = self._fetch(feed, response.meta.get("sent"), fetched_at)
         fetch.fetch = fetch_evidence(response, outcome.sha256, fetched_at)
@@ -207,13 +257,14 @@ class FeedSpider(scrapy.Spider):
         if parsed.failed and not items:
             fetch.outcome, fetch.error = UNREADABLE_BODY, parsed.error
             return fetch
+        digest = outcome.sha256
+        if walk is not None and walk.parts:
+            fetch.parts, fetch.part_bodies = walk.parts, walk.part_bodies
+            digest = walk.digest()  # the same source: every body the same
         previous = self.state.get(feed.url, {}).get("last_body_sha256")
-        fetch.outcome = UNCHANGED_BODY if previous == outcome.sha256 else NEW_BODY
-        fetch.entries = entries_read(items, parsed, self.max_entries)
-        self.run.bodies[feed.vendor] = {
-            "sha256": outcome.sha256,
-            "entries": fetch.entries,
-        }
+        fetch.outcome = UNCHANGED_BODY if previous == digest else NEW_BODY
+        fetch.entries = entries_read(items, parsed, self.entry_limit(feed))
+        self.run.bodies[feed.vendor] = {"sha256": digest, "entries": fetch.entries}
         return fetch
 
     def not_modified(self, feed: FeedConfig, response: Response, fetched_at: str) -> FeedFetch:
@@ -240,6 +291,7 @@ class FeedSpider(scrapy.Spider):
             run_hash=self.run.parent_run_hash,
             sent=sent_validators(sent or {}),
             relay=feed.relay,
+            select=feed.options,
         )
 
     def record_fetch(self, fetch: FeedFetch) -> None:
@@ -260,61 +312,94 @@ class FeedSpider(scrapy.Spider):
 
     @classmethod
     def read_again(
-        cls, body: bytes, record_body: Mapping[str, Any], final_url: str, parse: Any
+        cls,
+        body: bytes,
+        record_body: Mapping[str, Any],
+        final_url: str,
+        parse: Any,
+        load: Any = None,
     ) -> dict[str, Any]:
         """A kept `body` read again exactly as a crawl of this spider read it, as the fetch record
         whose signed `body` is `record_body` says (its vendor, feed URL, Content-Type and entry
         limit; `final_url`), the feed format with `parse` (the crawl's worker, for a caller that
-        has one): `{"identities": [...], "in_body", "over_limit", "unread"}`, or `{"error": why}`.
+        has one), the options the record signs (`select`), and the bodies of its `parts` given by
+        `load`: `{"identities": [...], "in_body", "over_limit", "unread"}`, or `{"error": why}`.
         """
-        kind = record_body.get("kind", DEFAULT_KIND)
-        feed = FeedConfig(vendor=record_body["vendor"], url=record_body["feed_url"], kind=kind)
+        feed = _recorded_feed(record_body)
         spider = cls()
         spider.run = RunLog(spider.name, [(feed.vendor, feed.url)])
-        spider.max_entries = record_body["entries"]["limit"]
+        spider.max_entries = spider.max_sitemap_urls = record_body["entries"]["limit"]
         response = kept_response(body, final_url, record_body.get("content_type", ""), feed)
+
+        def read(data: bytes, part: Mapping[str, Any]) -> tuple[Response, ParsedFeed]:
+            kept = kept_response(data, part["final_url"], part.get("content_type", ""), feed)
+            return kept, parse(data, response_headers(kept), feed.kind, feed.options)
+
         if spider.reads_own_format():
             parsed = read_own_format(spider.parse_entries(response))
         else:
-            parsed = parse(body, response_headers(response), feed.kind)
-        items = list(spider.read_entries(parsed, feed, response, ""))
+            parsed = parse(body, response_headers(response), feed.kind, feed.options)
+        if feed.kind == SITEMAP_KIND and not parsed.failed:
+            walk = Walk(bodies=[(response, parsed)])
+            try:
+                for part in read_parts(record_body.get("parts"), load, read):
+                    if part is None or part[1].failed:
+                        walk.parts.append({"error": "not read"})
+                    else:
+                        walk.bodies.append(part)
+            except ValueError as exc:
+                return {"error": str(exc)}
+            items, parsed = spider.read_walk(walk, feed, "")
+        else:
+            items = list(spider.read_entries(parsed, feed, response, ""))
         if parsed.failed and not items:
             return {"error": parsed.error}
-        counted = entries_read(items, parsed, spider.max_entries)
+        counted = entries_read(items, parsed, spider.entry_limit(feed))
         identities = [item.identity or identity(item) for item in items]
         return {"identities": identities, **{k: counted[k] for k in ENTRY_COUNTS}}
 
     def read_entries(
-        self, parsed: ParsedFeed, feed: FeedConfig, response: Response, observed_at: str
+        self,
+        parsed: ParsedFeed,
+        feed: FeedConfig,
+        response: Response,
+        observed_at: str,
+        limit: int | None = None,
+        digest: str | None = None,
     ) -> Iterator[FeedEntryItem]:
         """Count what the body held, and yield the item of each entry that can be read.
 
         A feed that could not be read is the feed's recorded failure (`error`), its entries counted
         as lost; entries past CROVIA_MAX_ENTRIES_PER_FEED, and any one entry that cannot be read
-        (whatever it raised), are dropped alone and counted with their reason.
+        (whatever it raised), are dropped alone and counted with their reason. `limit` is the
+        entries this body may still give (default: the feed's entry limit), `digest` its sha256
+        (default: that of the feed's own response, in the run record).
         """
         vendor, outcome = feed.vendor, self.run.feeds[feed.vendor]
         outcome.parse_error = parsed.error
         if parsed.failed:
             outcome.error = parsed.error
-        entries, over = parsed.entries[: self.max_entries], parsed.entries[self.max_entries :]
+        limit = self.entry_limit(feed) if limit is None else limit
+        entries, over = parsed.entries[:limit], parsed.entries[limit:]
         outcome.items_seen += (
             len(parsed.entries)
             + parsed.truncated_entries
             + parsed.lost_entries
             + parsed.invalid_entries
             + parsed.malformed_entries
+            + parsed.beyond_protocol
         )
         for reason, count in (
             (TRUNCATED, parsed.truncated_entries),
             (INVALID_REFERENCE, parsed.invalid_entries),
             (MALFORMED_ENTRY, parsed.malformed_entries),
+            (BEYOND_PROTOCOL, parsed.beyond_protocol),
             (UNREADABLE_FEED, parsed.lost_entries),
             (OVER_CAP, len(over)),
         ):
             if count:
                 self.run.drop(vendor, reason, count)
-        fetch = fetch_evidence(response, outcome.sha256, observed_at)
+        fetch = fetch_evidence(response, digest or outcome.sha256, observed_at)
         for entry in entries:
             try:
                 item = self.entry_item(entry, feed, response, observed_at)
@@ -376,6 +461,21 @@ def entries_read(items: list[FeedEntryItem], parsed: ParsedFeed, limit: int) -> 
     for item in items:
         item.identity = item.identity or identity(item)
     return signed_entries([item.identity for item in items], parsed, limit)
+
+
+def _recorded_feed(record_body: Mapping[str, Any]) -> FeedConfig:
+    """The feed a fetch record names, read as it says (its kind, and the options it signs)."""
+    select = record_body.get("select")
+    select = select if isinstance(select, Mapping) else {}
+    selectors = select.get("selectors")
+    return FeedConfig(
+        vendor=record_body["vendor"],
+        url=record_body["feed_url"],
+        kind=record_body.get("kind", DEFAULT_KIND),
+        include=tuple(select.get("include") or ()),
+        exclude=tuple(select.get("exclude") or ()),
+        selectors=tuple(selectors.items()) if isinstance(selectors, Mapping) else (),
+    )
 
 
 def kept_response(body: bytes, final_url: str, content_type: str, feed: FeedConfig) -> Response:

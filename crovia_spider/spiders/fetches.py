@@ -47,12 +47,17 @@ class FeedFetch:
     kind: str = ""  # the feed's source kind, "" for "feed" (FeedConfig.kind)
     error: str = ""
     relay: str = ""  # who serves the feed, when not its vendor (FeedConfig.relay)
+    select: dict[str, Any] = field(default_factory=dict)  # the reader's options (FeedConfig)
+    # The further fetches of a source of several bodies (a sitemap index's sitemaps), in order.
+    parts: list[dict[str, Any]] = field(default_factory=list)
     body: bytes = field(default=b"", repr=False)
+    # The bodies of `parts`, by digest, to keep beside `body`.
+    part_bodies: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     def envelope_fields(self) -> dict[str, Any]:
         """Keyword arguments of new_fetch_envelope."""
         fields = dict(self.__dict__)
-        del fields["body"]
+        del fields["body"], fields["part_bodies"]
         return fields
 
 
@@ -76,11 +81,11 @@ def signed_entries(
     """A fetch record's `entries` (docs/format.md): the `identities` of the items the spider
     yielded for the body whose reader gave `parsed`, and what the body held besides: entries past
     the `limit`, and `unread`, the entries the body held (as many as the reader gave and left
-    out, a reference XML cannot encode, cut off by a truncated document or of the wrong shape;
-    never fewer than the items yielded) that yielded no item."""
+    out, a reference XML cannot encode, cut off by a truncated document, of the wrong shape or
+    past a sitemap's protocol limit; never fewer than the items yielded) that yielded no item."""
     over_limit = max(0, len(parsed.entries) - limit)
     held = len(parsed.entries) + parsed.invalid_entries + parsed.truncated_entries
-    held += parsed.malformed_entries
+    held += parsed.malformed_entries + parsed.beyond_protocol
     in_body = max(held, len(identities) + over_limit)
     return {
         "count": len(identities),
@@ -96,8 +101,9 @@ def read_kept_body(
     body: bytes,
     record_body: Mapping[str, Any],
     final_url: str,
-    parse: Callable[[bytes, dict[str, str], str], ParsedFeed] = read_body,
+    parse: Callable[..., ParsedFeed] = read_body,
     spider: Any = None,
+    load: Callable[[str], bytes] | None = None,
 ) -> dict[str, Any]:
     """A kept `body` read again as the fetch record whose signed `body` is `record_body` says it
     was read (its vendor, feed URL, Content-Type and entry limit, and the final URL of the fetch
@@ -105,6 +111,8 @@ def read_kept_body(
     and for a feed format `parse`, the crawl's worker and ceilings for a caller that has them):
     `{"identities": [...], "in_body", "over_limit", "unread"}` as `signed_entries` counts them,
     or `{"error": why}` when the body is not a readable feed (or the record not one to follow).
+    A record of several bodies (`parts`: a sitemap index's sitemaps) is read with `load`, which
+    gives the kept bytes of a digest (or raises): without it, such a record cannot be read.
     """
     entries = record_body.get("entries")
     vendor, feed_url = record_body.get("vendor"), record_body.get("feed_url")
@@ -123,7 +131,7 @@ def read_kept_body(
         name = record_body.get("spider")
         name = name if type(name) is str and name else "feed"
         spider = type("FeedReader", (FeedSpider,), {"name": name})
-    return spider.read_again(body, record_body, final_url, parse)
+    return spider.read_again(body, record_body, final_url, parse, load)
 
 
 def body_identities(

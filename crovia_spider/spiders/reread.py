@@ -27,11 +27,11 @@ from crovia_spider.feed.parsepool import BlockingParser
 from crovia_spider.spiders.fetches import read_kept_body
 from ledger.canonical import canonical_json
 from ledger.fetch_record import ENTRY_COUNTS
-from ledger.store import EntryCache
+from ledger.store import BodyStore, EntryCache
 
 # Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,
 # body.py), so no answer of the old rule is taken for one of the new.
-READ_RULE = 2
+READ_RULE = 3
 _IDENTITY_KEYS = frozenset(("family", "guid", "link"))
 
 
@@ -49,6 +49,7 @@ class KeptBodyReader:
         self.spiders = spiders
         self.parser = BlockingParser(memory_mb, seconds)
         self.cache = EntryCache(ledger_dir)
+        self.bodies = BodyStore(ledger_dir)  # a sitemap record's further bodies
 
     def __call__(
         self, body: bytes, record_body: Mapping[str, Any], final_url: str
@@ -60,7 +61,7 @@ class KeptBodyReader:
         cached = self.cache.get(key)
         if cached is not None and self._usable(cached):
             return {k: v for k, v in cached.items() if k in ("identities", "error", *ENTRY_COUNTS)}
-        found = read_kept_body(body, record_body, final_url, self.parser, spider)
+        found = read_kept_body(body, record_body, final_url, self.parser, spider, self.bodies.get)
         if "identities" in found:
             self.cache.put(key, digest, found)
         else:
@@ -101,9 +102,9 @@ def cache_key(
     digest: str, record_body: Mapping[str, Any], final_url: str, spider: type | None = None
 ) -> str:
     """The read-again cache key of the body `digest` read as `record_body` says: everything the
-    reading depends on (the record's feed, Content-Type, source kind and limit, the final URL,
-    the rule, feedparser's version, and the spider class that reads it, None for the base's
-    reading)."""
+    reading depends on (the record's feed, Content-Type, source kind, options, further bodies
+    and limit, the final URL, the rule, feedparser's version, and the spider class that reads it,
+    None for the base's reading)."""
     entries = record_body.get("entries")
     how = [
         READ_RULE,
@@ -112,6 +113,8 @@ def cache_key(
         final_url,
         record_body.get("content_type", ""),
         record_body.get("kind", "feed"),
+        record_body.get("select"),
+        record_body.get("parts"),
         record_body.get("vendor"),
         record_body.get("feed_url"),
         entries.get("limit") if isinstance(entries, Mapping) else None,

@@ -114,7 +114,8 @@ class CitedBodies:
     def __call__(self, envelope: Mapping[str, Any], leaf_index: int) -> None:
         """Raise BodyMismatch, naming the leaf and the body, unless the body that `envelope` cites
         (if it cites one) is kept and is the signed bytes. A fetch record (AX.FETCH) cites the
-        body it received or the body its 304 confirms, and the error names the record too."""
+        body it received or the body its 304 confirms, and those of its `parts` (a sitemap
+        walk's further fetches), and the error names the record too."""
         # `type(...) is dict` first: a parsed line is a dict, and an ABC check costs more than
         # the rest of a leaf's lookup (the audit's per-leaf hot path).
         if type(envelope) is not dict and not isinstance(envelope, Mapping):
@@ -127,6 +128,10 @@ class CitedBodies:
                 self._check(fetch["body_sha256"], where)
             if isinstance(body, Mapping) and "body_sha256" in body:
                 self._check(body["body_sha256"], where)
+            parts = body.get("parts") if isinstance(body, Mapping) else None
+            for index, part in enumerate(parts if isinstance(parts, list) else ()):
+                if isinstance(part, Mapping) and "body_sha256" in part:
+                    self._check(part["body_sha256"], f"{where}, part {index}")
         elif fetch is not None:  # envelopes from before fetch evidence cite no body
             mapping = type(fetch) is dict or isinstance(fetch, Mapping)
             digest = fetch.get("body_sha256") if mapping else None

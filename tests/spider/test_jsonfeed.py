@@ -147,8 +147,8 @@ def test_the_reader_is_strict():
 @pytest.mark.parametrize(
     ("kind", "says"),
     [
-        ("sitemap", "'sitemap' is planned but not read yet"),
-        ("page", "'page' is planned"),
+        ("site_map", "did you mean 'sitemap'?"),
+        ("page", "kind \"page\" needs 'selectors'"),
         ("json_feed", "did you mean 'jsonfeed'?"),
         (3, "'kind' must be a string"),
     ],
@@ -173,6 +173,6 @@ def test_a_kept_body_is_read_again_as_the_kind_its_record_names():
     assert found["identities"] == [
         {"family": "lab", "guid": "ok", "link": "https://notes.example.org/ok"}
     ]
-    for kind in ("sitemap", ["jsonfeed"]):
+    for kind in ("atom", ["jsonfeed"]):
         refused = read_kept_body(body, {**record, "kind": kind}, record["feed_url"])
         assert refused["error"].startswith("the fetch record names no source kind we read")

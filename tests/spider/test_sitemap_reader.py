@@ -79,14 +79,14 @@ def test_a_urlset_gives_one_entry_per_url() -> None:
         {
             "id": "",
             "link": "https://lab.example.org/a",
-            "title": "",
+            "title": "https://lab.example.org/a",
             "published": "2026-01-01",
             "lastmod": "2026-01-01",
         },
         {
             "id": "",
             "link": "https://lab.example.org/b?x=1&y=2",
-            "title": "",
+            "title": "https://lab.example.org/b?x=1&y=2",
             "published": "",
             "lastmod": "",
         },

@@ -1,0 +1,174 @@
+"""A sitemap source: its sitemap, index or robots.txt, and the sitemaps it names, read as one.
+
+A `[[feeds]]` entry of kind "sitemap" names one URL; what it serves may name more sitemaps (an
+index, or a robots.txt's `Sitemap:` lines), which may be indexes in turn. The spider fetches them
+one after another in the order named, breadth first, each with `engine.download_async`: every
+downloader middleware applies (the fetch policy on every hop, robots.txt, per-host politeness,
+the size cap), as for the entry's own URL. The walk is bounded:
+
+- at most CROVIA_SITEMAP_FETCHES sitemaps fetched per source and crawl, and none nested deeper
+  than CROVIA_SITEMAP_DEPTH indexes; each left unfetched is a part saying why;
+- a URL this walk already read (an index naming itself, two indexes naming each other) is not
+  fetched again: a `loop` part, never a second reading of the same entries;
+- each body is read in the parser worker under its ceilings, and capped at the protocol's 50 MB
+  (crovia_spider/feed/sitemap.py).
+
+The whole walk is one fetch record (ledger/fetch_record.py): the entry's own fetch is its
+`object.fetch` and `body_sha256`, every further fetch one of its `parts`, and its `entries` those
+of every body read, in walk order, under CROVIA_MAX_SITEMAP_URLS. A sitemap the walk did not read
+(not fetched, an HTTP error, a body that could not be read) counts as one unread entry: the
+record then never says the source was read whole, so `crovia absent` answers "cannot tell"
+rather than "gone". docs/format.md, "Entries of a sitemap", says how to read the kept bodies again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+
+from crovia_spider.config.feeds import FeedConfig
+from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.sitemap import MAX_UNCOMPRESSED
+from crovia_spider.spiders.fetches import parse_headers
+
+SITEMAP_KIND = "sitemap"
+DEFAULT_FETCHES = 50
+DEFAULT_DEPTH = 3
+NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
+
+
+@dataclass
+class Walk:
+    """What a source's walk read: each body with its reading, in order, and the fetch record's
+    parts (with the bodies they name, to keep)."""
+
+    bodies: list[tuple[Response, ParsedFeed]] = field(default_factory=list)
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    part_bodies: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def unread_parts(self) -> int:
+        """The sitemaps named but not read: one unread entry each (a loop is no loss)."""
+        return sum(1 for part in self.parts if "error" in part)
+
+    def digest(self) -> str:
+        """sha256 over every body read, in order: "the same source as last time" when equal."""
+        hasher = hashlib.sha256()
+        for response, _ in self.bodies:
+            hasher.update(hashlib.sha256(response.body).digest())
+        for part in self.parts:
+            hasher.update(repr(sorted(part.items())).encode())
+        return hasher.hexdigest()
+
+
+def sitemap_request(url: str, feed: FeedConfig, **kwargs: Any) -> scrapy.Request:
+    """The request of one sitemap of `feed`: never conditional (an index unchanged says nothing
+    of the sitemaps it names), up to the protocol's 50 MB."""
+    meta = {"feed": feed, "download_maxsize": MAX_UNCOMPRESSED, **kwargs.pop("meta", {})}
+    return scrapy.Request(url, meta=meta, dont_filter=True, **kwargs)
+
+
+async def walk_sitemaps(
+    spider: Any, response: Response, feed: FeedConfig, parsed: ParsedFeed
+) -> Walk:
+    """The walk from the entry's own `response`, read as `parsed` (see the module docstring)."""
+    walk = Walk(bodies=[(response, parsed)])
+    fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES", DEFAULT_FETCHES)
+    depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH", DEFAULT_DEPTH)
+    seen = {feed.url, response.url}
+    queue = deque((url, 1) for url in parsed.sitemaps)
+    fetched = 0
+    while queue:
+        url, depth = queue.popleft()
+        if url in seen:
+            walk.parts.append({"url": url, "loop": True})
+            continue
+        seen.add(url)
+        if depth > depth_cap:
+            why = f"not fetched: nested deeper than {depth_cap} sitemap indexes"
+            walk.parts.append({"url": url, "error": why + " (CROVIA_SITEMAP_DEPTH)"})
+            continue
+        if fetched >= fetches:
+            why = f"not fetched: past the {fetches} sitemaps a source may fetch a crawl"
+            walk.parts.append({"url": url, "error": why + " (CROVIA_SITEMAP_FETCHES)"})
+            continue
+        fetched += 1
+        child = await _download(spider, url, feed, walk)
+        if child is None:
+            continue
+        seen.add(child.url)
+        content_type = child.headers.get(b"Content-Type") or b""
+        headers = parse_headers(content_type.decode("latin-1"), child.url)
+        child_parsed = await spider.parser.parse(child.body, headers, feed.kind, feed.options)
+        if child_parsed.failed:
+            walk.parts[-1]["error"] = child_parsed.error
+            continue
+        walk.bodies.append((child, child_parsed))
+        queue.extend((name, depth + 1) for name in child_parsed.sitemaps)
+    for part in walk.parts:
+        if "error" in part:
+            spider.run.drop(feed.vendor, NOT_READ)
+            spider.logger.debug("sitemap %s of %s: %s", part["url"], feed.vendor, part["error"])
+    return walk
+
+
+async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Response | None:
+    """The response of one sitemap, its part added to `walk`; None (the part saying why) when
+    no body came to read."""
+    request = sitemap_request(url, feed)
+    try:
+        response = await spider.crawler.engine.download_async(request)
+    except Exception as exc:  # a refusal, a timeout, a reset: that sitemap's failure alone
+        walk.parts.append({"url": url, "error": _describe(exc)})
+        return None
+    if response.status != 200:
+        walk.parts.append(
+            {"url": url, "final_url": response.url, "error": f"HTTP {response.status}"}
+        )
+        return None
+    digest = hashlib.sha256(response.body).hexdigest()
+    part: dict[str, Any] = {
+        "url": url,
+        "final_url": response.url,
+        "status": response.status,
+        "body_sha256": digest,
+    }
+    if content_type := response.headers.get(b"Content-Type"):
+        part["content_type"] = content_type.decode("latin-1")
+    walk.parts.append(part)
+    walk.part_bodies[digest] = response.body
+    return response
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
+
+
+def read_parts(
+    parts: Any,
+    load: Callable[[str], bytes] | None,
+    read: Callable[[bytes, Mapping[str, Any]], tuple[Response, ParsedFeed]],
+) -> Iterator[tuple[Response, ParsedFeed] | None]:
+    """A signed record's `parts` read again from their kept bodies, in order, with `read(body,
+    part)`: each a body's reading, or None for a part that gave no entries (counted unread, as
+    the crawl counted it). Raises ValueError when a kept body cannot be had."""
+    for part in parts or ():
+        if "loop" in part:
+            continue
+        if "error" in part or "body_sha256" not in part:
+            yield None
+            continue
+        if load is None:
+            raise ValueError("a record of several bodies is read with the ledger's kept bodies")
+        try:
+            body = load(part["body_sha256"])
+        except Exception as exc:
+            raise ValueError(f"kept body {part['body_sha256']} cannot be read: {exc}") from None
+        yield read(body, part)
