@@ -26,8 +26,8 @@ names come back in `ParsedFeed.sitemaps`, for the spider to fetch next. The rule
   whose `loc` is missing, no absolute http(s) URL, holds a space or a control character, is
   longer than MAX_URL_CHARS, or holds text that is no UTF-8 (a lone surrogate, `&#xD800;`,
   cannot be signed) is left out alone and counted (`malformed_entries`). A URL the source's
-  `include` / `exclude` patterns leave out is counted in `excluded`, never an entry. A file's elements past the MAX_URLS-th are not read
-  (`beyond_protocol`, and `error` says so);
+  `include` / `exclude` patterns leave out is counted in `excluded`, never an entry. A file's
+  elements past the MAX_URLS-th are not read (`beyond_protocol`, and `error` says so);
 - a document that does not end in its root's closing tag (whitespace, comments and processing
   instructions may follow it, as XML allows) is truncated: lxml hands back the element it was
   cut in as if whole, so the last one read is left out and counted (`truncated_entries`).
