@@ -156,3 +156,17 @@ def test_crovia_feeds_list_says_via_the_relay(crawled):
     rows_json = json.loads(crovia(crawled, "feeds", "list", "--json").stdout)
     as_json = {row["vendor"]: row for row in rows_json}
     assert (as_json["lab"]["relay"], as_json["own"]["relay"]) == (RELAY, "")
+
+
+def test_the_default_list_reads_each_vendor_from_its_own_site():
+    """A relay stays only beside the vendor's own source, switched off; the vendors that publish
+    no feed are read from their own sites' sitemaps (docs/spider.md, "Unchecked entries")."""
+    feeds = {f.vendor: f for f in load_feeds(PROJECT_ROOT / "config" / "feeds.toml")}
+    assert not any(f.enabled for f in feeds.values() if f.relay)
+    own = {"anthropic": "www.anthropic.com", "meta_ai": "ai.meta.com", "mistral": "mistral.ai"}
+    for vendor, host in own.items():
+        feed = feeds[vendor]
+        assert (feed.kind, feed.host, feed.enabled, feed.relay) == ("sitemap", host, True, "")
+        assert feed.include and all(host.replace(".", "\\.") in p for p in feed.include)
+    enabled = [f for f in feeds.values() if f.enabled]
+    assert all(not f.relay for f in enabled)
