@@ -25,12 +25,13 @@ RUN_SCHEMA = "crovia.run.v1"
 TRUNCATED = "truncated document"
 UNREADABLE_FEED = "unreadable feed"
 OVER_CAP = "over the per-feed entry cap (CROVIA_MAX_ENTRIES_PER_FEED)"
+OVER_URL_CAP = "over the per-source URL cap (CROVIA_MAX_SITEMAP_URLS)"  # kind "sitemap"
 INVALID_REFERENCE = "invalid character reference"
 MALFORMED_ENTRY = "malformed entry (a wrong type)"  # crovia_spider/feed/jsonfeed.py
 BEYOND_PROTOCOL = "past the sitemap protocol's 50,000 URLs a file"  # crovia_spider/feed/sitemap.py
 # The error of a feed that had not answered when the crawl was stopped (Ctrl-C, SIGTERM).
 INTERRUPTED = "interrupted"
-NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP)
+NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP, OVER_URL_CAP)
 # Crawl stats the issue stage sets and `scrapy crawl` reads for its exit status
 # (crovia_spider/commands/crawl.py).
 LEDGER_FAILED = "crovia/ledger_failed"

@@ -54,6 +54,7 @@ from crovia_spider.runs.runlog import (
     INVALID_REFERENCE,
     MALFORMED_ENTRY,
     OVER_CAP,
+    OVER_URL_CAP,
     TRUNCATED,
     UNREADABLE_FEED,
     FeedOutcome,
@@ -395,7 +396,7 @@ class FeedSpider(scrapy.Spider):
             (MALFORMED_ENTRY, parsed.malformed_entries),
             (BEYOND_PROTOCOL, parsed.beyond_protocol),
             (UNREADABLE_FEED, parsed.lost_entries),
-            (OVER_CAP, len(over)),
+            (OVER_URL_CAP if feed.kind == SITEMAP_KIND else OVER_CAP, len(over)),
         ):
             if count:
                 self.run.drop(vendor, reason, count)

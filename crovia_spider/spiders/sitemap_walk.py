@@ -112,7 +112,8 @@ async def walk_sitemaps(
         walk.bodies.append((child, child_parsed))
         queue.extend((name, depth + 1) for name in child_parsed.sitemaps)
     for part in walk.parts:
-        if "error" in part:
+        if "error" in part:  # one entry the source held and the walk did not read, as signed
+            spider.run.feeds[feed.vendor].items_seen += 1
             spider.run.drop(feed.vendor, NOT_READ)
             spider.logger.debug("sitemap %s of %s: %s", part["url"], feed.vendor, part["error"])
     return walk
