@@ -21,6 +21,7 @@ BENCHES = (
     "scale_bench.py",
     "capacity_bench.py",
     "audit_crawl_bench.py",
+    "kinds_bench.py",
 )
 
 
