@@ -46,9 +46,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # The default backlog of 5 drops SYNs when a crawl opens several connections at once, and the
+    # client's retransmit a second later stalls the crawl (the benches serve from here too).
+    request_queue_size = 128
+
+
 def serve(directory: Path) -> http.server.ThreadingHTTPServer:
     handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

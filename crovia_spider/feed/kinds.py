@@ -17,8 +17,6 @@ from typing import Any
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, parse_body
 from crovia_spider.feed.jsonfeed import parse_jsonfeed
-from crovia_spider.feed.listing import parse_listing
-from crovia_spider.feed.sitemap import parse_sitemap
 
 # A reader takes the body, the headers it is read with (Content-Type, and the final URL as
 # Content-Location) and the source's options (FeedConfig.options: a sitemap's include and exclude
@@ -27,9 +25,23 @@ Reader = Callable[[bytes, dict[str, str], Mapping[str, Any]], ParsedFeed]
 READERS: dict[str, Reader] = {
     "feed": lambda body, headers, options: parse_body(body, headers),
     "jsonfeed": lambda body, headers, options: parse_jsonfeed(body, headers),
-    "sitemap": parse_sitemap,
-    "page": parse_listing,
+    "sitemap": lambda body, headers, options: _sitemap()(body, headers, options),
+    "page": lambda body, headers, options: _listing()(body, headers, options),
 }
+
+
+# The sitemap reader imports Scrapy (its sitemap module) and the listing reader parsel: imported
+# when first needed, so the parser worker of a crawl of feeds starts without them.
+def _sitemap() -> Reader:
+    from crovia_spider.feed.sitemap import parse_sitemap
+
+    return parse_sitemap
+
+
+def _listing() -> Reader:
+    from crovia_spider.feed.listing import parse_listing
+
+    return parse_listing
 
 
 def read_body(
