@@ -97,6 +97,24 @@
         `${show(entries.in_body)}: ${show(entries.over_limit)} over the limit, ${show(entries.unread)} unreadable`]);
     }
     if (body.error !== undefined) rows.push(["error", "error", body.error]);
+    return rows.concat(readingRows(body));
+  }
+
+  // How the source was read, when not as a feed: its kind (body.kind), the options it was read
+  // with (body.select, shown as its JSON text), and a sitemap walk's further fetches (body.parts).
+  function readingRows(body) {
+    const rows = [];
+    if (typeof body.kind === "string") rows.push(["source kind", "source_kind", body.kind]);
+    if (body.select && typeof body.select === "object") {
+      rows.push(["read with", "select", JSON.stringify(body.select)]);
+    }
+    if (Array.isArray(body.parts)) {
+      const read = body.parts.filter((p) => p && p.body_sha256 !== undefined && p.error === undefined).length;
+      const loops = body.parts.filter((p) => p && p.loop === true).length;
+      const missed = body.parts.length - read - loops;
+      rows.push(["further fetches", "parts",
+        `${body.parts.length}: ${read} read, ${missed} not read, ${loops} already read in this walk`]);
+    }
     return rows;
   }
 
