@@ -22,6 +22,7 @@ BENCHES = (
     "capacity_bench.py",
     "audit_crawl_bench.py",
     "kinds_bench.py",
+    "stage_bench.py",
 )
 
 
