@@ -47,6 +47,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "sitemaps an index (or robots.txt) may have fetched per source and crawl",
     ),
     "CROVIA_SITEMAP_DEPTH": ("3", "sitemap indexes nested deeper than this are not followed"),
+    "CROVIA_SITEMAP_BYTES": (
+        "268435456",
+        "bytes of sitemaps one source may hold per crawl; past them no more are fetched",
+    ),
     "CROVIA_FAILING_AFTER": (
         "3",
         "crawls in a row a feed must fail to be named in every crawl summary (0: never)",

@@ -41,6 +41,7 @@ CROVIA_MAX_ENTRIES_PER_FEED = env_default("CROVIA_MAX_ENTRIES_PER_FEED")
 CROVIA_MAX_SITEMAP_URLS = env_default("CROVIA_MAX_SITEMAP_URLS")
 CROVIA_SITEMAP_FETCHES = env_default("CROVIA_SITEMAP_FETCHES")
 CROVIA_SITEMAP_DEPTH = env_default("CROVIA_SITEMAP_DEPTH")
+CROVIA_SITEMAP_BYTES = env_default("CROVIA_SITEMAP_BYTES")
 # Set: every crawl ends by writing Prometheus metrics there (crovia_spider/runs/metrics.py).
 CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
 CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")

@@ -219,11 +219,29 @@ def validate_fetch_body(body: Any) -> None:
         type(body["body_sha256"]) is str and _HEX64.fullmatch(body["body_sha256"])
     ):
         raise InvalidRecord("body.body_sha256 is not 64 lowercase hex")
-    problem = entries_problem(body.get("entries")) or parts_problem(body.get("parts"))
+    problem = entries_problem(body.get("entries")) or reading_problem(body)
     if problem:
         raise InvalidRecord(problem)
-    if "select" in body and type(body["select"]) is not dict:
-        raise InvalidRecord("body.select is not a JSON object")
+
+
+def reading_problem(body: Mapping[str, Any]) -> str:
+    """What is wrong with how a fetch record says its body is read ("" when nothing is): its
+    `select` (an object of `selectors`, an object of strings, and `include` / `exclude`, lists of
+    strings, each only when present) and its `parts` (parts_problem). A signed record is
+    untrusted input to whoever reads its kept body again."""
+    if "select" in body:
+        select = body["select"]
+        if type(select) is not dict or not select.keys() <= {"selectors", "include", "exclude"}:
+            return "body.select is not an object of selectors, include and exclude"
+        for name in ("include", "exclude"):
+            if name in select and not (
+                type(select[name]) is list and all(type(p) is str for p in select[name])
+            ):
+                return f"body.select.{name} is not a list of strings"
+        selectors = select.get("selectors", {})
+        if type(selectors) is not dict or not all(type(v) is str for v in selectors.values()):
+            return "body.select.selectors is not an object of strings"
+    return parts_problem(body.get("parts"))
 
 
 def parts_problem(parts: Any) -> str:

@@ -145,7 +145,9 @@ class DiscoverSpider(scrapy.Spider):
             self.url,
             callback=self.parse_start,
             errback=self.start_failed,
-            meta={"handle_httpstatus_all": True},  # a 404 page: the site's robots.txt still
+            # A 404 page: the site's robots.txt still. Not handle_httpstatus_all, which would
+            # switch redirects off (http to https, a bare host to www, /blog to /blog/).
+            meta={"handle_httpstatus_list": list(range(400, 600))},
         )
 
     def _request(

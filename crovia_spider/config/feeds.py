@@ -48,6 +48,7 @@ PATTERN_KINDS = ("sitemap", "page")  # the kinds whose URLs `include` / `exclude
 SELECTORS = ("item", "link", "title", "date")  # a page's selectors; `date` may be left out
 MAX_PATTERNS = 100  # include or exclude patterns of one entry
 PATTERN_CHARS = 500  # one pattern or selector
+PATTERNS_CHARS = 4000  # all of an entry's include and exclude patterns together
 MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them all takes hours
 
 # Ids end up in envelope fields (`<category>.<spider>.v1`) and in spider names: keep them plain.
@@ -245,6 +246,11 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     _check_url(raw["url"])
     patterns = {key: check_patterns(key, raw[key], kind) for key in ("include", "exclude")
                 if key in raw}  # fmt: skip
+    signed = sum(len(p) for key in patterns for p in patterns[key])
+    if signed > PATTERNS_CHARS:  # every fetch record signs them, in a line of 65,535 bytes
+        raise ValueError(
+            f"'include' and 'exclude' hold {signed:,} characters, more than {PATTERNS_CHARS:,}"
+        )
     selectors = check_selectors(raw.get("selectors"), kind)
     if "relay" in raw:
         check_relay(raw["relay"])

@@ -229,7 +229,10 @@ def _read(sitemap: NewsSitemap, selected: Callable[[str], bool], complete: bool)
     if broken or not complete:
         parsed.error = "; ".join((broken or "truncated document", *_problems(parsed)))
     else:
-        parsed.error = "; ".join((*_recovered(sitemap), *_problems(parsed)))
+        recovered = list(_recovered(sitemap))
+        if recovered:  # what recover mode read past may have held URLs: never a whole reading
+            parsed.truncated_entries += 1
+        parsed.error = "; ".join((*recovered, *_problems(parsed)))
     return parsed
 
 

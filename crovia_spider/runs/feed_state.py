@@ -82,7 +82,10 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
     for feed in run.feeds.values():
         entry = dict(state.get(feed.url, {}))
         body = run.bodies.get(feed.vendor)
-        if _complete(feed) and not feed.not_modified:
+        if body is not None and "walk" in body:  # a sitemap walk: never conditional, no body
+            for name in ("etag", "last_modified", "validated_body"):  # a 304 could confirm
+                entry.pop(name, None)
+        elif _complete(feed) and not feed.not_modified:
             entry["etag"], entry["last_modified"] = feed.etag, feed.last_modified
             entry["identity_rule"] = IDENTITY_RULE
             # The body these validators name: a later 304's fetch record confirms it.
@@ -91,7 +94,7 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
             else:
                 entry.pop("validated_body", None)
         if body is not None:  # the next fetch record says whether its body is this one
-            entry["last_body_sha256"] = body["sha256"]
+            entry["last_body_sha256"] = body.get("walk", body["sha256"])
         entry["vendor"] = feed.vendor
         entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
         _health(entry, feed, run.started_at)

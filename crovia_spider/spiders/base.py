@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import scrapy
@@ -219,11 +220,12 @@ class FeedSpider(scrapy.Spider):
     ) -> tuple[list[FeedEntryItem], ParsedFeed]:
         """The items of every body a sitemap walk read, in walk order and under the source's
         entry limit, and the walk's counts as one reading (each sitemap not read one unread
-        entry: crovia_spider/spiders/sitemap_walk.py)."""
+        entry: crovia_spider/spiders/sitemap_walk.py). A URL two of its sitemaps name is one
+        entry (`once_each`)."""
         limit = self.entry_limit(feed)
         items: list[FeedEntryItem] = []
         whole = ParsedFeed(version=walk.bodies[0][1].version)
-        for index, (response, parsed) in enumerate(walk.bodies):
+        for index, (response, parsed) in enumerate(once_each(walk.bodies)):
             room = max(0, limit - len(whole.entries))
             digest = hashlib.sha256(response.body).hexdigest() if index else None
             items.extend(self.read_entries(parsed, feed, response, observed_at, room, digest))
@@ -235,6 +237,10 @@ class FeedSpider(scrapy.Spider):
             whole.excluded += parsed.excluded
             whole.error = whole.error or parsed.error
         whole.malformed_entries += walk.unread_parts
+        if not whole.entries and whole.excluded:  # never a silent "0 new" of a pattern's typo
+            picked = f"{whole.excluded} URL(s) in its sitemaps, none picked by include / exclude"
+            whole.error = f"{whole.error}; {picked}" if whole.error else picked
+        self.run.feeds[feed.vendor].parse_error = whole.error  # the walk's, not its last body's
         return items, whole
 
     def received(
@@ -258,14 +264,16 @@ class FeedSpider(scrapy.Spider):
         if parsed.failed and not items:
             fetch.outcome, fetch.error = UNREADABLE_BODY, parsed.error
             return fetch
-        digest = outcome.sha256
-        if walk is not None and walk.parts:
+        kept = {"sha256": outcome.sha256}
+        if walk is not None:
             fetch.parts, fetch.part_bodies = walk.parts, walk.part_bodies
-            digest = walk.digest()  # the same source: every body the same
+            # The same source as last time: every body the same. No validators are stored for
+            # a walk (crovia_spider/runs/feed_state.py): its requests are never conditional.
+            kept["walk"] = walk.digest()
         previous = self.state.get(feed.url, {}).get("last_body_sha256")
-        fetch.outcome = UNCHANGED_BODY if previous == digest else NEW_BODY
+        fetch.outcome = UNCHANGED_BODY if previous == kept.get("walk", kept["sha256"]) else NEW_BODY
         fetch.entries = entries_read(items, parsed, self.entry_limit(feed))
-        self.run.bodies[feed.vendor] = {"sha256": digest, "entries": fetch.entries}
+        self.run.bodies[feed.vendor] = {**kept, "entries": fetch.entries}
         return fetch
 
     def not_modified(self, feed: FeedConfig, response: Response, fetched_at: str) -> FeedFetch:
@@ -462,6 +470,35 @@ def entries_read(items: list[FeedEntryItem], parsed: ParsedFeed, limit: int) -> 
     for item in items:
         item.identity = item.identity or identity(item)
     return signed_entries([item.identity for item in items], parsed, limit)
+
+
+def once_each(bodies: list[tuple[Response, ParsedFeed]]) -> list[tuple[Response, ParsedFeed]]:
+    """A walk's bodies with each URL kept once: a page both a site's sitemap and its news
+    sitemap name is one entry, the one with a news title when one has it (its title is not its
+    URL), else the first; the other occurrences are no entries, as URLs `exclude` leaves out."""
+    chosen: dict[str, tuple[int, int]] = {}
+    for b, (_, parsed) in enumerate(bodies):
+        for e, entry in enumerate(parsed.entries):
+            link = entry.get("link", "")
+            first = chosen.get(link)
+            if first is None or (
+                _titled(entry) and not _titled(bodies[first[0]][1].entries[first[1]])
+            ):
+                chosen[link] = (b, e)
+    keep = set(chosen.values())
+    if len(keep) == sum(len(parsed.entries) for _, parsed in bodies):
+        return bodies
+    return [
+        (
+            response,
+            replace(parsed, entries=[x for e, x in enumerate(parsed.entries) if (b, e) in keep]),
+        )
+        for b, (response, parsed) in enumerate(bodies)
+    ]
+
+
+def _titled(entry: Mapping[str, Any]) -> bool:
+    return bool(entry.get("title")) and entry.get("title") != entry.get("link")
 
 
 def _recorded_feed(record_body: Mapping[str, Any]) -> FeedConfig:

@@ -22,7 +22,7 @@ from typing import Any
 
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.kinds import READERS, read_body
-from ledger.fetch_record import entries_digest
+from ledger.fetch_record import entries_digest, reading_problem
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
 FETCH_RECORDED = object()
@@ -125,6 +125,8 @@ def read_kept_body(
     kind = record_body.get("kind", "feed")
     if type(kind) is not str or kind not in READERS:
         return {"error": f"the fetch record names no source kind we read: {kind!r:.80}"}
+    if problem := reading_problem(record_body):
+        return {"error": f"the fetch record says no reading we follow: {problem}"}
     if spider is None:  # the base's reading (vendor_press and every config-made spider)
         from crovia_spider.spiders.base import FeedSpider
 

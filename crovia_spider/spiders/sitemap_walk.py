@@ -6,10 +6,13 @@ one after another in the order named, breadth first, each with `engine.download_
 downloader middleware applies (the fetch policy on every hop, robots.txt, per-host politeness,
 the size cap), as for the entry's own URL. The walk is bounded:
 
-- at most CROVIA_SITEMAP_FETCHES sitemaps fetched per source and crawl, and none nested deeper
-  than CROVIA_SITEMAP_DEPTH indexes; each left unfetched is a part saying why;
-- a URL this walk already read (an index naming itself, two indexes naming each other) is not
-  fetched again: a `loop` part, never a second reading of the same entries;
+- at most CROVIA_SITEMAP_FETCHES sitemaps fetched per source and crawl, none nested deeper than
+  CROVIA_SITEMAP_DEPTH indexes, and none once the walk's bodies reach CROVIA_SITEMAP_BYTES (the
+  crawl holds them until the record is signed); each left unfetched is a part saying why, and
+  past MAX_PARTS parts the rest are one last part;
+- a URL this walk already read (an index naming itself, two indexes naming each other, a sitemap
+  redirected to one read before) is not read again: a `loop` part, never a second reading of
+  the same entries;
 - each body is read in the parser worker under its ceilings, and capped at the protocol's 50 MB
   (crovia_spider/feed/sitemap.py).
 
@@ -29,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import scrapy
 from scrapy.http import Response
 
@@ -36,10 +40,14 @@ from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.sitemap import MAX_UNCOMPRESSED
 from crovia_spider.spiders.fetches import parse_headers
+from ledger.fetch_record import MAX_PARTS
 
 SITEMAP_KIND = "sitemap"
 DEFAULT_FETCHES = 50
 DEFAULT_DEPTH = 3
+DEFAULT_BYTES = 256 << 20  # the bodies one walk holds until its record is signed
+PARTS_BYTES = 40_000  # of a fetch record's 65,535 a line: room for the rest of it
+ERROR_CHARS = 300  # a part's error (a reader's message can be long)
 NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
 
 
@@ -51,6 +59,22 @@ class Walk:
     bodies: list[tuple[Response, ParsedFeed]] = field(default_factory=list)
     parts: list[dict[str, Any]] = field(default_factory=list)
     part_bodies: dict[str, bytes] = field(default_factory=dict)
+    parts_bytes: int = 0  # the parts' JSON, but the last's (`full`)
+
+    def add(self, part: dict[str, Any]) -> dict[str, Any]:
+        """Append `part` (its error cut to ERROR_CHARS); the part, for the caller to complete."""
+        if self.parts:
+            self.parts_bytes += len(orjson.dumps(self.parts[-1]))
+        if "error" in part:
+            part["error"] = part["error"][:ERROR_CHARS]
+        self.parts.append(part)
+        return part
+
+    def full(self) -> bool:
+        """True when one more part would pass what a fetch record may hold: MAX_PARTS parts, or
+        PARTS_BYTES of them (a ledger line holds at most 65,535 bytes: a record over it would
+        be refused, and with it the crawl's batch)."""
+        return len(self.parts) >= MAX_PARTS - 1 or self.parts_bytes >= PARTS_BYTES
 
     @property
     def unread_parts(self) -> int:
@@ -81,33 +105,49 @@ async def walk_sitemaps(
     walk = Walk(bodies=[(response, parsed)])
     fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES", DEFAULT_FETCHES)
     depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH", DEFAULT_DEPTH)
+    budget = spider.settings.getint("CROVIA_SITEMAP_BYTES", DEFAULT_BYTES)
     seen = {feed.url, response.url}
     queue = deque((url, 1) for url in parsed.sitemaps)
-    fetched = 0
+    fetched, held = 0, len(response.body)
     while queue:
+        if walk.full():
+            url, _ = queue[0]
+            why = f"not fetched, nor the {len(queue) - 1} sitemaps named after it"
+            held = f"a fetch record holds {len(walk.parts) + 1} parts at most"
+            walk.add({"url": url, "error": f"{why}: {held}"})
+            break
         url, depth = queue.popleft()
         if url in seen:
-            walk.parts.append({"url": url, "loop": True})
+            walk.add({"url": url, "loop": True})
             continue
         seen.add(url)
         if depth > depth_cap:
             why = f"not fetched: nested deeper than {depth_cap} sitemap indexes"
-            walk.parts.append({"url": url, "error": why + " (CROVIA_SITEMAP_DEPTH)"})
+            walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_DEPTH)"})
             continue
         if fetched >= fetches:
             why = f"not fetched: past the {fetches} sitemaps a source may fetch a crawl"
-            walk.parts.append({"url": url, "error": why + " (CROVIA_SITEMAP_FETCHES)"})
+            walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_FETCHES)"})
+            continue
+        if held >= budget:
+            why = f"not fetched: the walk's bodies reached {budget:,} bytes"
+            walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_BYTES)"})
             continue
         fetched += 1
         child = await _download(spider, url, feed, walk)
         if child is None:
             continue
+        if child.url != url and child.url in seen:  # redirected to one read: not read twice
+            walk.part_bodies.pop(walk.parts[-1]["body_sha256"], None)
+            walk.parts[-1] = {"url": url, "loop": True}
+            continue
         seen.add(child.url)
+        held += len(child.body)
         content_type = child.headers.get(b"Content-Type") or b""
         headers = parse_headers(content_type.decode("latin-1"), child.url)
         child_parsed = await spider.parser.parse(child.body, headers, feed.kind, feed.options)
         if child_parsed.failed:
-            walk.parts[-1]["error"] = child_parsed.error
+            walk.parts[-1]["error"] = child_parsed.error[:ERROR_CHARS]
             continue
         walk.bodies.append((child, child_parsed))
         queue.extend((name, depth + 1) for name in child_parsed.sitemaps)
@@ -122,16 +162,14 @@ async def walk_sitemaps(
 async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Response | None:
     """The response of one sitemap, its part added to `walk`; None (the part saying why) when
     no body came to read."""
-    request = sitemap_request(url, feed)
-    try:
+    try:  # a URL our checks let by may still be one Scrapy refuses to request (`http://[::]n/`)
+        request = sitemap_request(url, feed)
         response = await spider.crawler.engine.download_async(request)
     except Exception as exc:  # a refusal, a timeout, a reset: that sitemap's failure alone
-        walk.parts.append({"url": url, "error": _describe(exc)})
+        walk.add({"url": url, "error": _describe(exc)})
         return None
     if response.status != 200:
-        walk.parts.append(
-            {"url": url, "final_url": response.url, "error": f"HTTP {response.status}"}
-        )
+        walk.add({"url": url, "final_url": response.url, "error": f"HTTP {response.status}"})
         return None
     digest = hashlib.sha256(response.body).hexdigest()
     part: dict[str, Any] = {
@@ -142,7 +180,7 @@ async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Resp
     }
     if content_type := response.headers.get(b"Content-Type"):
         part["content_type"] = content_type.decode("latin-1")
-    walk.parts.append(part)
+    walk.add(part)
     walk.part_bodies[digest] = response.body
     return response
 

@@ -20,6 +20,7 @@ It reads `axiom_ledger.jsonl` line by line without the lock (a torn last line is
 from __future__ import annotations
 
 import html
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -201,7 +202,7 @@ class _Bodies:
         self.store = BodyStore(directory)
         self.read_body = read_body
         self.received: dict[str, tuple[dict[str, Any], str]] = {}
-        self.cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cache: dict[tuple[str, str, bytes], dict[str, Any]] = {}
 
     def seen(
         self, envelope: Mapping[str, Any], index: int, match: Match, needles: Sequence[str]
@@ -213,7 +214,10 @@ class _Bodies:
             return seen  # nothing was read: it proves nothing
         digest = envelope["body"]["body_sha256"]
         data = self.store.get(digest)  # BodyMismatch unless it is the signed bytes
-        key = (digest, how[1])
+        # A body is read as its record says: by its kind, options and, for a sitemap walk, the
+        # further bodies it names, so two walks sharing an index body are two readings.
+        reading = {name: how[0].get(name) for name in ("kind", "select", "parts")}
+        key = (digest, how[1], orjson.dumps(reading, option=orjson.OPT_SORT_KEYS))
         if key not in self.cache:
             self.cache[key] = self.read_body(data, how[0], how[1])
         found = self.cache[key]
@@ -233,8 +237,26 @@ class _Bodies:
             else:
                 seen.held = False
         if seen.undecided:
-            seen.mentions = mentioned(data, needles)
+            seen.mentions = mentioned(data, needles) or any(
+                mentioned(part, needles) for part in self._part_bodies(how[0])
+            )
         return seen
+
+    def _part_bodies(self, record_body: Mapping[str, Any]) -> Iterator[bytes]:
+        """The kept bodies of a sitemap walk's further fetches (`parts`), gzipped ones
+        uncompressed (within the sitemap protocol's 50 MB), each at most once."""
+        parts = record_body.get("parts")
+        done: set[str] = set()
+        for part in parts if isinstance(parts, list) else ():
+            digest = part.get("body_sha256") if isinstance(part, dict) else None
+            if type(digest) is not str or digest in done:
+                continue
+            done.add(digest)
+            try:
+                data = self.store.get(digest)
+            except Exception:  # a missing or changed body: the audit names it
+                continue
+            yield _gunzipped(data)
 
     def _how(self, envelope: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
         """(the signed body of the record that received the body, its final URL), or None when
@@ -270,6 +292,18 @@ def _held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str,
             expected={k: signed.get(k) for k in names},
             computed={k: computed[k] for k in names},
         )
+
+
+def _gunzipped(data: bytes, limit: int = 52_428_800) -> bytes:
+    """`data` uncompressed when it is gzip (a sitemap kept as served), at most `limit` bytes of
+    it; else `data` as it is."""
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        return inflater.decompress(data, limit)
+    except zlib.error:
+        return data
 
 
 def mentioned(data: bytes, needles: Sequence[str]) -> bool:

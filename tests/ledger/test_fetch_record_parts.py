@@ -64,8 +64,41 @@ def test_malformed_parts_are_refused_by_the_monitor_check(parts, says):
             new_fetch_envelope(**FIELDS, parts=parts)
 
 
-def test_a_select_that_is_no_object_is_refused():
+@pytest.mark.parametrize(
+    ("select", "says"),
+    [
+        (["/news/"], "body.select is not an object of selectors, include and exclude"),
+        ({"includes": ["/news/"]}, "body.select is not an object of selectors"),
+        ({"include": 5}, "body.select.include is not a list of strings"),
+        ({"include": "news"}, "body.select.include is not a list of strings"),
+        ({"exclude": [3]}, "body.select.exclude is not a list of strings"),
+        ({"selectors": {"item": 1}}, "body.select.selectors is not an object of strings"),
+    ],
+)
+def test_a_select_not_of_its_shape_is_refused(select, says):
     body = new_fetch_envelope(**FIELDS)["body"]
-    body["select"] = ["/news/"]
-    with pytest.raises(InvalidRecord, match=r"body\.select is not a JSON object"):
+    body["select"] = select
+    with pytest.raises(InvalidRecord) as refused:
         validate_fetch_body(body)
+    assert says in str(refused.value)
+
+
+def test_a_hostile_reading_in_a_signed_record_is_an_error_when_read_again():
+    """A record's select and parts are untrusted when its kept body is read again: a wrong shape
+    is an answer of "cannot be read", never an exception (crovia absent, crovia history)."""
+    from crovia_spider.spiders.fetches import read_kept_body
+
+    record = {
+        "vendor": "lab", "feed_url": "https://lab.example/s.xml", "kind": "sitemap",
+        "entries": {"limit": 10},
+    }  # fmt: skip
+    body = b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
+    hostile = [
+        {"select": {"include": 5}},
+        {"select": {"include": "news"}},
+        {"parts": "bogus"},
+        {"parts": [{"url": "u", "body_sha256": DIGEST}]},  # no final_url
+    ]
+    for extra in hostile:
+        found = read_kept_body(body, {**record, **extra}, record["feed_url"])
+        assert found["error"].startswith("the fetch record says no reading we follow"), extra

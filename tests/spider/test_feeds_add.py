@@ -96,6 +96,20 @@ def test_a_page_naming_its_atom_feed_gives_the_feed(site, tmp_path):
     assert entry.vendor == "127_0_0_1"  # made from the host
 
 
+def test_an_address_that_redirects_is_followed_to_its_page(tmp_path):
+    """/old-blog answers 301 to /blog, whose <link rel="alternate"> names the Atom feed: the
+    redirect is followed (through the fetch policy, as every hop), never taken for the end."""
+    with FeedServer() as server:
+        urls = vendor_site(server)
+        server.script("robots.txt", Reply(status=404))  # no sitemap: the page's feed alone
+        server.script("old-blog", Reply(status=301, headers={"Location": urls["blog"]}))
+        feeds_file = commented_file(tmp_path)
+        proc = feeds_cmd(tmp_path, "add", server.base + "/old-blog", "--vendor", "lab")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        entry = added_entry(feeds_file)
+        assert (entry.kind, entry.url) == ("feed", urls["blog/atom.xml"])
+
+
 def test_a_listing_page_alone_gives_no_source_but_the_entry_to_fill_in(tmp_path):
     with FeedServer() as server:  # no robots.txt here: a 404
         url = server.script("news", Reply(body=listing_page([("/a", "A", "2026-01-01")]),

@@ -57,6 +57,10 @@ def test_a_sitemap_with_patterns_and_a_page_with_selectors_load(tmp_path):
             "selector 'item' must be CSS of 1 to 500 characters",
         ),
         ('kind = "sitemap"\nselectors = { item = "li" }', "'selectors' read a listing page"),
+        (
+            'kind = "sitemap"\ninclude = [' + ", ".join(['"' + "n" * 500 + '"'] * 9) + "]",
+            "'include' and 'exclude' hold 4,500 characters, more than 4,000",
+        ),
     ],
 )
 def test_a_bad_key_of_a_kind_is_refused_with_its_entry(tmp_path, lines, says):
