@@ -62,8 +62,7 @@ from crovia_spider.spiders.base import fetch_evidence, kept_response, response_h
 from crovia_spider.spiders.fetches import FeedFetch, signed_entries  # noqa: E402
 from ledger.canonical import check_signable  # noqa: E402
 from ledger.fetch_record import NEW_BODY, new_fetch_envelope  # noqa: E402
-from ledger.keys import generate_signing_key  # noqa: E402
-from ledger.keys.signer import sign_range  # noqa: E402
+from ledger.keys import generate_signing_key, sign_range  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 from pipelines.classify import ClassifyPipeline  # noqa: E402
 from pipelines.dedupe import DedupePipeline  # noqa: E402
@@ -301,7 +300,8 @@ def repetition(feeds: list[Feed], work: Path) -> tuple[dict[str, float], int]:
     envelopes = through_stages(clock, items, run, work, key_file)
     into_ledger(clock, envelopes, work)
     seconds = clock.seconds
-    seconds[LEDGER_REST] = seconds[LEDGER_ISSUE] - seconds[SIGN_RANGE]
+    # Ledger.issue may sign on two threads and so beat one thread's sign_range: never below 0.
+    seconds[LEDGER_REST] = max(0.0, seconds[LEDGER_ISSUE] - seconds[SIGN_RANGE])
     return seconds, len(items)
 
 
