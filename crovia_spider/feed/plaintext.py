@@ -58,8 +58,16 @@ def html_to_text(markup: str) -> str:
     if "<" not in markup:
         return html.unescape(markup)
     collector = _TextCollector()
-    collector.feed(markup)
-    collector.close()
+    try:
+        collector.feed(markup)
+        collector.close()
+    except AssertionError:
+        # Python's HTMLParser asserts on a marked section it does not know (`<![CDAPA[`), which
+        # a JSON Feed, a sitemap's news title or a page's text may hold as is (RSS and Atom
+        # reach here sanitized): read declarations as text, so the entry is not lost.
+        collector = _TextCollector()
+        collector.feed(markup.replace("<!", "&lt;!"))
+        collector.close()
     return "".join(collector.parts)
 
 

@@ -95,3 +95,14 @@ def test_a_run_whose_every_feed_failed_on_dns_says_the_machine_looks_offline(cap
     caplog.clear()
     log_summary(run, run.record("2026-01-01T00:00:00.000000Z", "finished"))
     assert OFFLINE not in caplog.text
+
+
+def test_a_marked_section_python_does_not_know_is_text_not_an_exception():
+    """Python's HTMLParser asserts on `<![CDAPA[` (found by fuzzing the sitemap reader: a news
+    title decoded by lxml reaches plain_text as is, as a JSON Feed's or a page's title does):
+    plain_text never raises, so the entry is not lost."""
+    from crovia_spider.feed.plaintext import excerpt, plain_text
+
+    assert plain_text("a <![CDAPA[x]]> b <b>c</b>") == "a <![CDAPA[x]]> b c"
+    assert plain_text("<![if x]> y") == "y"
+    assert excerpt("<![bogus[" * 1000, 20) == "<![bogus[<![bogus[<!"
