@@ -7,22 +7,27 @@ sitemaps the site's robots.txt names (written as the robots.txt URL: each crawl 
 sitemaps the site names that day). Each is then read once by the crawl's own spider, and its
 first items shown. The one written is the first that reads, in this order: an RSS or Atom feed
 (the vendor's own), a JSON Feed, a sitemap. A listing page needs CSS selectors, which cannot be
-guessed: `add` prints an entry to fill in. The entry is appended as one `[[feeds]]` table (tomlkit:
-every byte before it stays as it was), after the whole file validates, by an atomic replace.
+guessed: `add` prints an entry to fill in. The entry is appended as one `[[feeds]]` table, in
+the file's own line endings, every byte before it kept, under a lock beside the file (two `add`s at
+once both land): the file is read again inside the lock, the entry checked against it, the whole
+list validated, and the file (a symlink's target) replaced atomically.
 
 `try` reads one source, configured (VENDOR) or not (URL), exactly as a crawl would and prints
 the items it would issue, with the fetch's counts; it signs nothing and writes nothing under the
 ledger directory.
 
-Exit codes: 0 ok; 1 nothing found (`add`) or the source gave nothing to read (`try`); 2 usage or
-configuration error (a vendor id or URL already configured, an entry that would not validate).
+Exit codes: 0 ok; 1 nothing found (`add`) or the source gave nothing to read (`try`: an error
+with no items, or no items and entries it could not read); 2 usage or configuration error (a
+vendor id or URL already configured, an entry that would not validate, a pattern given to `try`).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,7 @@ from urllib.parse import urlsplit
 
 from crovia_spider.cli import EXIT_CHECK_FAILED, EXIT_OK
 from crovia_spider.cli.ledger_args import printable
+from crovia_spider.options import path_default
 
 PREVIEW = 5  # items shown per source found by `add`
 KIND_ORDER = ("feed", "jsonfeed", "sitemap")  # what `add` writes, best first
@@ -83,21 +89,43 @@ def register(commands: argparse._SubParsersAction, feeds_file: Any) -> None:
 
 
 def vendor_from_host(url: str) -> str:
-    """A vendor id made from `url`'s host: `www.` and the top-level domain dropped, the rest
-    lower-case letters, digits and `_` ("https://www.example.org/x" -> "example")."""
+    """A vendor id made from `url`'s host, IDNA-encoded: `www.` and the top-level domain dropped,
+    the rest lower-case letters, digits and `_` ("https://www.example.org/x" -> "example").
+    `arxiv` and `arxiv_*` name the arXiv family (FeedConfig.family): off arxiv.org such an id
+    gets the prefix `site_`. ConfigError (exit 2: give --vendor) when no id can be made."""
+    from crovia_spider.config.feeds import ARXIV_FAMILY
+    from crovia_spider.exceptions import ConfigError
     from crovia_spider.fetching.fetchpolicy import is_ip_literal
 
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    try:
+        host = host.encode("idna").decode("ascii") if host else ""
+    except UnicodeError:
+        host = ""
     labels = host.removeprefix("www.").split(".")
     if len(labels) > 1 and not is_ip_literal(host):
         labels = labels[:-1]
-    return re.sub(r"[^a-z0-9]+", "_", "_".join(labels)).strip("_") or "feed"
+    vendor = re.sub(r"[^a-z0-9]+", "_", "_".join(labels)).strip("_")
+    if not vendor:
+        why = f"cannot make a vendor id from the host of {printable(url)}"
+        raise ConfigError(f"{why}: give one with --vendor ID")
+    arxiv_host = host == "arxiv.org" or host.endswith(".arxiv.org")
+    if not arxiv_host and (vendor == ARXIV_FAMILY or vendor.startswith(ARXIV_FAMILY + "_")):
+        vendor = f"site_{vendor}"
+    return vendor
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from crovia_spider.cli.feeds_probe import discover, project_settings, run_crawls, try_feeds
+    from crovia_spider.cli.feeds_probe import (
+        clean_title,
+        discover,
+        project_settings,
+        run_crawls,
+        try_feeds,
+    )
     from crovia_spider.config.feeds import DEFAULT_SPIDER
 
+    quiet_robots(args.verbose)
     existing = _existing(args.feeds_file)
     vendor = args.vendor or vendor_from_host(args.url)
     _checked_entry({"vendor": vendor, "url": args.url})
@@ -118,34 +146,59 @@ def cmd_add(args: argparse.Namespace) -> int:
 
         settings = project_settings(_overrides(tmp, args.verbose, candidates_file))
         found, trials = run_crawls(settings, plan)
-    readable = []
-    for n, candidate in enumerate(found.candidates, start=1):
-        trial = trials.get(f"candidate_{n}")
-        _print_candidate(candidate, trial)
-        if trial is not None and not trial.error:
-            readable.append(candidate)
-    chosen = min(readable, key=lambda c: KIND_ORDER.index(c.kind), default=None)
+    chosen, some_read_none = _chosen(found, trials)
     if found.html and (chosen is None or chosen.kind == "sitemap"):
         _print_page_example(vendor, args.url, args.feeds_file)
     if chosen is None:
-        print(f"no feed, JSON Feed or sitemap found at {args.url}; tried:")
-        for line in found.tried:
-            print(f"  {printable(line)}")
+        print(f"no feed, JSON Feed or sitemap found at {printable(args.url)}; tried:")
+        _print_tried(found.tried)
         return EXIT_CHECK_FAILED
+    if some_read_none and found.tried:
+        print("refused or failed:")  # a source read no items: perhaps one of these is why
+        _print_tried(found.tried)
     entry = {"vendor": vendor, "kind": chosen.kind, "url": chosen.url}
-    entry |= {"title": chosen.title} if chosen.title else {}
+    title = clean_title(chosen.title)
+    entry |= {"title": title} if title else {}
     _checked_entry(entry)
-    _refuse_taken(args.feeds_file, existing, vendor, chosen.url)
-    text = appended(args.feeds_file, entry)
-    what = f"{KIND_NAMES[chosen.kind]} {chosen.url}"
+    what = f"{KIND_NAMES[chosen.kind]} {printable(chosen.url)}"
     if args.dry_run:
+        _refuse_taken(args.feeds_file, existing, vendor, chosen.url)
         print(f"would add {vendor}: {what} (--dry-run: {args.feeds_file} not written):")
         print(_render([entry]).rstrip("\n"))
         return EXIT_OK
-    write_validated(args.feeds_file, text)
+    add_entry(args.feeds_file, entry)
     print(f"added {vendor}: {what} -> {args.feeds_file}")
-    print(f"try it: crovia feeds try {vendor}; crawl it: crovia crawl {vendor}")
+    given = ""
+    if args.feeds_file != path_default("CROVIA_FEEDS_FILE"):
+        given = f" --feeds-file {shlex.quote(str(args.feeds_file))}"
+    print(f"try it: crovia feeds try {vendor}{given}; crawl it: crovia crawl {vendor}{given}")
     return EXIT_OK
+
+
+def _chosen(found: Any, trials: dict[str, Any]) -> tuple[Any, bool]:
+    """The candidate to write, each shown with its first items: of those read without an error
+    (and, when they read no items, with no entry left unread), one with items before one
+    without, then by KIND_ORDER; None when none was read. And whether any read no items."""
+    readable, read_none = [], False
+    for n, candidate in enumerate(found.candidates, start=1):
+        trial = trials.get(f"candidate_{n}")
+        _print_candidate(candidate, trial)
+        read_none |= trial is None or not trial.items
+        if trial is not None and not trial.error and not trial.read_nothing:
+            readable.append((not trial.items, KIND_ORDER.index(candidate.kind), n, candidate))
+    return min(readable, default=(None,))[-1], read_none
+
+
+def _print_tried(tried: list[str]) -> None:
+    for line in tried:
+        print(f"  {printable(line)}")
+
+
+def quiet_robots(verbose: bool) -> None:
+    """Unless -v, the robots.txt middleware logs a host it cannot reach in one line of the
+    fetch's own record, not a traceback (a host that does not resolve is an answer here)."""
+    if not verbose:
+        logging.getLogger("scrapy.downloadermiddlewares.robotstxt").setLevel(logging.CRITICAL)
 
 
 def _overrides(tmp: str, verbose: bool, feeds_file: Path) -> dict[str, Any]:
@@ -159,9 +212,21 @@ def _overrides(tmp: str, verbose: bool, feeds_file: Path) -> dict[str, Any]:
 
 
 def _existing(feeds_file: Path) -> list[Any]:
-    from crovia_spider.config.feeds import load_feeds
+    """The entries of the feed list at `feeds_file`: none when it is missing, or empty or only
+    comments (`add` starts the list there); ConfigError when it does not validate."""
+    import tomllib
 
-    return load_feeds(feeds_file) if feeds_file.exists() else []
+    from crovia_spider.config.feeds import load_feeds
+    from crovia_spider.config.tables import read_toml
+
+    try:
+        if not read_toml(feeds_file):
+            return []
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        pass  # load_feeds says what is wrong, naming the file
+    return load_feeds(feeds_file)
 
 
 def _checked_entry(entry: dict[str, Any]) -> Any:
@@ -198,47 +263,70 @@ def _render(tables: list[dict[str, Any]]) -> str:
     return tomlkit.dumps(document)
 
 
-def appended(feeds_file: Path, entry: dict[str, Any]) -> str:
-    """The text of `feeds_file` with `entry` appended as a `[[feeds]]` table: every byte before
-    it as it was (a missing final newline is added). ConfigError if tomlkit cannot append
-    without rewriting what is there (then add the entry by hand)."""
-    import tomlkit
+def add_entry(feeds_file: Path, entry: dict[str, Any]) -> None:
+    """Append `entry` to the feed list at `feeds_file` (a symlink: its target) as one
+    `[[feeds]]` table, under an exclusive lock on `.NAME.lock` beside the target: inside the lock
+    the list is read again, `entry` refused if its vendor id or URL was taken meanwhile, the new
+    list validated, and the target replaced atomically. Raises ConfigError or OSError, the file
+    as it was."""
+    import fcntl
 
-    from crovia_spider.exceptions import ConfigError
-
-    old = feeds_file.read_text(encoding="utf-8") if feeds_file.exists() else ""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    document = tomlkit.parse(old)
-    if "feeds" not in document:
-        document.append("feeds", tomlkit.aot())
-    table = tomlkit.table()
-    for key, value in entry.items():
-        table.add(key, value)
-    table.trivia.indent = "\n"  # a blank line before the new table
-    document["feeds"].append(table)
-    text = tomlkit.dumps(document)
-    if not text.startswith(old):
-        raise ConfigError(f"{feeds_file}: cannot append a [[feeds]] table without rewriting it")
-    return text
+    target = feeds_file.resolve()
+    lock_path = target.with_name(f".{target.name}.lock")
+    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = target.read_bytes() if target.exists() else b""
+        _refuse_taken(feeds_file, _existing(target), entry["vendor"], entry["url"])
+        replace_validated(feeds_file, target, appended(old, entry))
+    finally:
+        os.close(lock)  # and the lock with it
 
 
-def write_validated(feeds_file: Path, text: str) -> None:
-    """Replace `feeds_file` with `text` atomically, once the whole list validates
-    (ConfigError, the file untouched, if it does not)."""
+def appended(old: bytes, entry: dict[str, Any]) -> bytes:
+    """`old` (a feed list's bytes) with `entry` appended as a `[[feeds]]` table in the file's
+    line ending (CRLF if its first line ends so): every byte of `old` kept, a missing final line
+    ending added, a blank line between the two (none in an empty file)."""
+    first = old.find(b"\n")
+    newline = b"\r\n" if first > 0 and old[first - 1 : first] == b"\r" else b"\n"
+    table = _render([entry]).encode("utf-8").replace(b"\n", newline)
+    if old and not old.endswith(b"\n"):
+        old += newline
+    return old + (newline if old.strip() else b"") + table
+
+
+def replace_validated(feeds_file: Path, target: Path, data: bytes) -> None:
+    """Replace `target` (what `feeds_file` names) with `data` atomically, once the whole list
+    validates: ConfigError naming `feeds_file`, `target` untouched, if it does not. The new file
+    is made by mkstemp beside `target` (no name known in advance, no symlink followed) and keeps
+    `target`'s mode."""
+    import stat
+
     from crovia_spider.config.feeds import load_feeds
     from crovia_spider.exceptions import ConfigError
 
-    tmp = feeds_file.with_name(f".{feeds_file.name}.add")
-    tmp.write_text(text, encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        load_feeds(tmp)
-        if feeds_file.exists():
-            os.chmod(tmp, feeds_file.stat().st_mode & 0o7777)
-    except (ConfigError, OSError):
-        tmp.unlink()
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            load_feeds(tmp)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(tmp, str(feeds_file))) from None
+        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_mode())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
         raise
-    os.replace(tmp, feeds_file)
+
+
+def _new_mode() -> int:
+    """The mode a new file gets under the process's umask (mkstemp's own is 0600)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _print_candidate(candidate: Any, trial: Any) -> None:
@@ -249,6 +337,9 @@ def _print_candidate(candidate: Any, trial: Any) -> None:
         return
     for item in trial.items[:PREVIEW]:
         print(f"  {printable(item.title or '(no title)')}  {printable(item.link)}")
+    if not trial.items:
+        for reason in trial.reasons:
+            print(f"  read no items: {printable(reason)}")
     more = len(trial.items) - PREVIEW
     count = len(trial.items)
     print(f"  ... and {more} more" if more > 0 else f"  ({count} item{'s' * (count != 1)})")
@@ -269,6 +360,7 @@ def _print_page_example(vendor: str, url: str, feeds_file: Path) -> None:
 def cmd_try(args: argparse.Namespace) -> int:
     from crovia_spider.cli.feeds_probe import project_settings, run_crawls, try_feeds
 
+    quiet_robots(args.verbose)
     table = _source_table(args)
     feed = _checked_entry(table)
     with tempfile.TemporaryDirectory(prefix="crovia-feeds-try-") as tmp:
@@ -287,12 +379,15 @@ def cmd_try(args: argparse.Namespace) -> int:
 def _source_table(args: argparse.Namespace) -> dict[str, Any]:
     """The one `[[feeds]]` table to try: the configured VENDOR's, or one made for URL; --kind,
     --include and --exclude replace its own."""
-    from crovia_spider.config.feeds import DEFAULT_SPIDER, check_vendor_ids, load_feeds
+    from crovia_spider.config.feeds import DEFAULT_SPIDER, check_vendor_ids, is_pattern, load_feeds
     from crovia_spider.config.spider_modules import spider_names
     from crovia_spider.config.tables import read_toml
+    from crovia_spider.exceptions import ConfigError
 
     if "://" in args.source:
         table: dict[str, Any] = {"vendor": vendor_from_host(args.source), "url": args.source}
+    elif is_pattern(args.source) or "," in args.source:
+        raise ConfigError(f"feeds try takes one vendor id, not a pattern: {printable(args.source)}")
     else:
         feeds = load_feeds(args.feeds_file)  # ConfigError: exit 2, naming file and entry
         check_vendor_ids(feeds, [args.source], None)
@@ -316,16 +411,17 @@ def _print_trial(feed: Any, trial: Any, limit: int) -> int:
     shown = trial.items if limit <= 0 else trial.items[:limit]
     for item in shown:
         date = item.published or "-"
-        print(f"  {printable(date)}  {printable(item.title or '(no title)')}  {item.link}")
+        print(
+            f"  {printable(date)}  {printable(item.title or '(no title)')}  {printable(item.link)}"
+        )
     if len(trial.items) > len(shown):
         print(f"  ... and {len(trial.items) - len(shown)} more (--limit 0 shows all)")
-    entries = trial.entries
+    entries, count = trial.entries, len(trial.items)
     print(
-        f"{len(trial.items)} items; entries {entries.get('in_body', 0)}, unread"
+        f"{count} item{'s' * (count != 1)}; entries {entries.get('in_body', 0)}, unread"
         f" {entries.get('unread', 0)}, excluded {trial.excluded}, over the limit"
         f" {entries.get('over_limit', 0)}"
     )
-    if trial.error:
-        print(f"error: {printable(trial.error)}")
-        return EXIT_CHECK_FAILED if not trial.items else EXIT_OK
-    return EXIT_OK
+    for reason in trial.reasons:
+        print(f"error: {printable(reason)}")
+    return EXIT_CHECK_FAILED if trial.read_nothing else EXIT_OK

@@ -17,6 +17,7 @@ Nothing here opens the ledger or writes under its directory.
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -39,6 +40,8 @@ ALTERNATE_TYPES = {
     "application/feed+json": "jsonfeed",
     "application/json": "jsonfeed",
 }
+HIDDEN = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))  # character categories dropped from a title
+TITLE_CHARS = 200
 MAX_ALTERNATES = 10  # feeds one page may name that are fetched; a page naming more is odd
 
 
@@ -71,6 +74,12 @@ class Trial:
     excluded: int = 0
     error: str = ""
     final_url: str = ""
+    reasons: list[str] = field(default_factory=list)  # the error, and each unread part's
+
+    @property
+    def read_nothing(self) -> bool:
+        """No items, and an error or entries left unread: the source gave nothing to read."""
+        return not self.items and bool(self.error or self.entries.get("unread", 0))
 
 
 def project_settings(overrides: dict[str, Any]) -> Settings:
@@ -232,7 +241,7 @@ def alternates(response: Response) -> list[tuple[str, str, str]]:
             continue
         url = urljoin(response.url, link.attrib["href"].strip())
         if urlsplit(url).scheme in ("http", "https"):
-            title = " ".join((link.attrib.get("title") or "").split())[:200]
+            title = clean_title(link.attrib.get("title") or "")
             found.setdefault(url, (url, kind, title))
     return list(found.values())
 
@@ -263,7 +272,16 @@ def _title(body: bytes, kind: str) -> str:
         title = json.loads(body).get("title", "")
     else:
         return ""
-    return " ".join(str(title).split())[:200] if isinstance(title, str) else ""
+    return clean_title(title) if isinstance(title, str) else ""
+
+
+def clean_title(text: str) -> str:
+    """`text` from the network made fit for a terminal and a feed list: every control, format,
+    surrogate or line/paragraph separator character dropped (U+202E would reorder a line; a lone
+    surrogate cannot be written as UTF-8), white space collapsed, at most TITLE_CHARS long."""
+    shown = (ch for ch in text if ch.isspace() or unicodedata.category(ch) not in HIDDEN)
+    kept = "".join(" " if ch.isspace() else ch for ch in shown)
+    return " ".join(kept.split())[:TITLE_CHARS].rstrip()
 
 
 async def discover(process: Any, url: str) -> Discovery:
@@ -290,6 +308,9 @@ class _Trying:
         trial = self.trials.setdefault(fetch.vendor, Trial(self._feed(fetch.vendor)))
         trial.entries = dict(fetch.entries or {})
         trial.error = fetch.error or ""
+        parts = getattr(fetch, "parts", None) or ()
+        unread = [f"{part.get('url', '?')}: {part['error']}" for part in parts if "error" in part]
+        trial.reasons = [trial.error] * bool(trial.error) + unread
 
     def _feed(self, vendor: str) -> FeedConfig:
         return next(feed for feed in self.feeds if feed.vendor == vendor)

@@ -10,10 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from crovia_spider.config.feeds import load_feeds
+from crovia_spider.cli.feeds_add import vendor_from_host
+from crovia_spider.config.feeds import feed_from_table, load_feeds
+from crovia_spider.exceptions import ConfigError
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, run_crawl
 from tests.feedserver import FeedServer, Reply
-from tests.sitefixture import HTML, NEWS_PATHS, NEWS_TITLE, listing_page, vendor_site
+from tests.sitefixture import (
+    HTML,
+    LASTMOD,
+    NEWS_PATHS,
+    NEWS_TITLE,
+    XML,
+    listing_page,
+    sitemap_index,
+    urlset,
+    vendor_site,
+)
 
 COMMENTED = """\
 # Our feeds. Keep this comment.
@@ -222,3 +234,150 @@ def test_the_fetch_policy_holds_every_hop(site, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"{urls['blog/atom.xml']}: FetchRefused: fetch refused" in proc.stdout
     assert feeds_file.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_a_crlf_file_keeps_every_byte_and_its_line_ending(site, tmp_path):
+    _server, urls = site
+    feeds_file = tmp_path / "feeds.toml"
+    old = COMMENTED.replace("\n", "\r\n").encode()
+    feeds_file.write_bytes(old)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--vendor", "notes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = feeds_file.read_bytes()
+    assert data.startswith(old)
+    new = data[len(old) :]
+    assert new.startswith(b"\r\n[[feeds]]\r\n") and new.endswith(b"\r\n")
+    assert b"\n" not in new.replace(b"\r\n", b"")
+    assert load_feeds(feeds_file)[-1].vendor == "notes"
+
+
+def test_two_adds_at_once_both_land(site, tmp_path):
+    _server, urls = site
+    feeds_file = commented_file(tmp_path)
+    env = crawl_env(tmp_path, CROVIA_POLITE_DELAYS="0", RETRY_BACKOFF_BASE="0")
+    procs = []
+    for url, vendor in ((urls["feed.json"], "notes"), (urls["blog"], "blog")):
+        command = [str(BIN / "crovia"), "feeds", "add", url, "--vendor", vendor]
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+        procs.append(subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, **pipes))
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, out + err
+    assert feeds_file.read_bytes().startswith(COMMENTED.encode())
+    assert sorted(f.vendor for f in load_feeds(feeds_file)) == ["alpha", "blog", "notes", "zeta"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".feeds.toml.")] == [
+        ".feeds.toml.lock"
+    ]
+
+
+def test_a_symlink_at_the_old_temporary_name_is_not_written_through(site, tmp_path):
+    _server, urls = site
+    feeds_file = commented_file(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me\n")
+    planted = tmp_path / ".feeds.toml.add"
+    planted.symlink_to(victim)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--vendor", "notes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert added_entry(feeds_file).vendor == "notes"
+    assert planted.is_symlink() and victim.read_bytes() == b"keep me\n"
+
+
+def test_a_feeds_file_that_is_a_symlink_stays_one(site, tmp_path):
+    _server, urls = site
+    real = tmp_path / "config" / "feeds.toml"
+    real.parent.mkdir()
+    real.write_text(COMMENTED, encoding="utf-8")
+    feeds_file = tmp_path / "feeds.toml"
+    feeds_file.symlink_to(real)
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--vendor", "notes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert feeds_file.is_symlink() and feeds_file.resolve() == real
+    assert added_entry(real).vendor == "notes"
+    assert (real.parent / ".feeds.toml.lock").exists()
+
+
+def test_a_title_from_the_network_is_printable_text_only(tmp_path):
+    """Escape, right-to-left override, NUL and a lone surrogate in a JSON Feed's title: none
+    reaches the terminal or the feed list, and nothing is left behind."""
+    feed = (
+        b'{"version": "https://jsonfeed.org/version/1.1",'
+        b' "title": "Lab\\u001b[31m \\u202enotes\\u0000\\ud800",'
+        b' "items": [{"id": "1", "url": "https://lab.example/1", "title": "One",'
+        b' "content_text": "One."}]}'
+    )
+    with FeedServer() as server:
+        json_type = {"Content-Type": "application/feed+json"}
+        url = server.script("feed.json", Reply(body=feed, headers=json_type))
+        feeds_file = commented_file(tmp_path)
+        proc = feeds_cmd(tmp_path, "add", url, "--vendor", "notes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert added_entry(feeds_file).title == "Lab[31m notes"
+    for hidden in ("\x1b", "\u202e", "\x00", "\ufffd", "\\ud800"):
+        assert hidden not in proc.stdout and hidden not in feeds_file.read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [
+        ".feeds.toml.lock"
+    ]
+
+
+def test_try_refuses_a_pattern(tmp_path):
+    commented_file(tmp_path)
+    proc = feeds_cmd(tmp_path, "try", "not*")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "feeds try takes one vendor id, not a pattern" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("old", ["", "# feeds to come\n\n# one more comment"])
+def test_an_empty_or_comment_only_file_is_appended_to(site, tmp_path, old):
+    _server, urls = site
+    feeds_file = tmp_path / "feeds.toml"
+    feeds_file.write_text(old, encoding="utf-8")
+    proc = feeds_cmd(tmp_path, "add", urls["feed.json"], "--vendor", "notes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = feeds_file.read_text(encoding="utf-8")
+    assert text.startswith(old) and [f.vendor for f in load_feeds(feeds_file)] == ["notes"]
+    assert text.startswith("[[feeds]]\n") if not old else "\n\n[[feeds]]\n" in text
+
+
+def test_a_sitemap_whose_sitemaps_are_refused_is_not_added_and_says_why(tmp_path):
+    """The index on 127.0.0.1 names its sitemaps on 127.0.0.2, a hop the fetch policy refuses:
+    `add` writes nothing and `try` exits 1, each naming the refused sitemap."""
+    with FeedServer() as server, FeedServer(host="127.0.0.2") as other:
+        child = other.script("pages.xml", Reply(body=urlset(other.base, {"/a": LASTMOD}),
+                                                headers=XML))  # fmt: skip
+        index = server.script("sitemap.xml", Reply(body=sitemap_index(other.base, ["/pages.xml"]),
+                                                   headers=XML))  # fmt: skip
+        feeds_file = commented_file(tmp_path)
+        added = feeds_cmd(tmp_path, "add", index, "--vendor", "lab")
+        tried = feeds_cmd(tmp_path, "try", index, "--kind", "sitemap")
+    assert added.returncode == 1, added.stdout + added.stderr
+    assert f"read no items: {child}" in added.stdout
+    assert feeds_file.read_text(encoding="utf-8") == COMMENTED
+    assert tried.returncode == 1, tried.stdout + tried.stderr
+    assert tried.stdout.splitlines()[1].startswith("0 items; entries 1, unread 1")
+    assert f"error: {child}" in tried.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "vendor"),
+    [
+        ("https://arxiv-sanity.com/", "site_arxiv_sanity"),
+        ("https://www.arxiv.com/feed", "site_arxiv"),
+        ("https://arxiv.org/rss/cs.AI", "arxiv"),
+        ("https://export.arxiv.org/rss/cs.AI", "export_arxiv"),
+        ("https://blog.example.org/feed", "blog_example"),
+        ("https://bücher.example/feed", "xn_bcher_kva"),
+        ("http://127.0.0.1:8080/feed", "127_0_0_1"),
+    ],
+)
+def test_a_vendor_id_from_the_host(url, vendor):
+    assert vendor_from_host(url) == vendor
+    assert feed_from_table({"vendor": vendor, "url": url}).family == (
+        "arxiv" if "arxiv.org" in url else vendor
+    )
+
+
+def test_no_vendor_id_from_a_host_with_none():
+    with pytest.raises(ConfigError, match="give one with --vendor ID"):
+        vendor_from_host("https://---.example/feed")
