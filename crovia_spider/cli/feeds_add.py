@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import re
 import shlex
 import tempfile
@@ -34,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crovia_spider.cli import EXIT_CHECK_FAILED, EXIT_OK
+from crovia_spider.cli.feeds_write import add_entry, existing_feeds, refuse_taken, render_tables
 from crovia_spider.cli.ledger_args import printable
 from crovia_spider.options import path_default
 
@@ -126,10 +126,10 @@ def cmd_add(args: argparse.Namespace) -> int:
     from crovia_spider.config.feeds import DEFAULT_SPIDER
 
     quiet_robots(args.verbose)
-    existing = _existing(args.feeds_file)
+    existing = existing_feeds(args.feeds_file)
     vendor = args.vendor or vendor_from_host(args.url)
     _checked_entry({"vendor": vendor, "url": args.url})
-    _refuse_taken(args.feeds_file, existing, vendor, args.url)
+    refuse_taken(args.feeds_file, existing, vendor, args.url)
     with tempfile.TemporaryDirectory(prefix="crovia-feeds-add-") as tmp:
         candidates_file = Path(tmp) / "feeds.toml"
 
@@ -140,7 +140,7 @@ def cmd_add(args: argparse.Namespace) -> int:
                 return found, {}
             tables = [{"vendor": f"candidate_{n}", "kind": c.kind, "url": c.url}
                       for n, c in enumerate(found.candidates, start=1)]  # fmt: skip
-            candidates_file.write_text(_render(tables), encoding="utf-8")
+            candidates_file.write_text(render_tables(tables), encoding="utf-8")
             vendors = [table["vendor"] for table in tables]
             return found, await try_feeds(process, DEFAULT_SPIDER, vendors)
 
@@ -162,9 +162,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     _checked_entry(entry)
     what = f"{KIND_NAMES[chosen.kind]} {printable(chosen.url)}"
     if args.dry_run:
-        _refuse_taken(args.feeds_file, existing, vendor, chosen.url)
+        refuse_taken(args.feeds_file, existing, vendor, chosen.url)
         print(f"would add {vendor}: {what} (--dry-run: {args.feeds_file} not written):")
-        print(_render([entry]).rstrip("\n"))
+        print(render_tables([entry]).rstrip("\n"))
         return EXIT_OK
     add_entry(args.feeds_file, entry)
     print(f"added {vendor}: {what} -> {args.feeds_file}")
@@ -211,24 +211,6 @@ def _overrides(tmp: str, verbose: bool, feeds_file: Path) -> dict[str, Any]:
     return overrides | ({"LOG_LEVEL": "INFO"} if verbose else {})
 
 
-def _existing(feeds_file: Path) -> list[Any]:
-    """The entries of the feed list at `feeds_file`: none when it is missing, or empty or only
-    comments (`add` starts the list there); ConfigError when it does not validate."""
-    import tomllib
-
-    from crovia_spider.config.feeds import load_feeds
-    from crovia_spider.config.tables import read_toml
-
-    try:
-        if not read_toml(feeds_file):
-            return []
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        pass  # load_feeds says what is wrong, naming the file
-    return load_feeds(feeds_file)
-
-
 def _checked_entry(entry: dict[str, Any]) -> Any:
     """The FeedConfig of `entry`; ConfigError (exit 2) saying what is wrong with it."""
     from crovia_spider.config.feeds import feed_from_table
@@ -238,95 +220,6 @@ def _checked_entry(entry: dict[str, Any]) -> Any:
         return feed_from_table(entry)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"not a valid [[feeds]] entry: {exc}") from None
-
-
-def _refuse_taken(feeds_file: Path, existing: list[Any], vendor: str, url: str) -> None:
-    from crovia_spider.exceptions import ConfigError
-
-    for feed in existing:
-        if feed.vendor == vendor:
-            raise ConfigError(
-                f"{feeds_file}: vendor {vendor!r} is configured already ({feed.url}); give"
-                " another with --vendor ID"
-            )
-        if feed.url == url:
-            raise ConfigError(f"{feeds_file}: {url} is configured already, as {feed.vendor!r}")
-
-
-def _render(tables: list[dict[str, Any]]) -> str:
-    import tomlkit
-
-    document = tomlkit.document()
-    document.append("feeds", tomlkit.aot())
-    for table in tables:
-        document["feeds"].append(table)
-    return tomlkit.dumps(document)
-
-
-def add_entry(feeds_file: Path, entry: dict[str, Any]) -> None:
-    """Append `entry` to the feed list at `feeds_file` (a symlink: its target) as one
-    `[[feeds]]` table, under an exclusive lock on `.NAME.lock` beside the target: inside the lock
-    the list is read again, `entry` refused if its vendor id or URL was taken meanwhile, the new
-    list validated, and the target replaced atomically. Raises ConfigError or OSError, the file
-    as it was."""
-    import fcntl
-
-    target = feeds_file.resolve()
-    lock_path = target.with_name(f".{target.name}.lock")
-    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        old = target.read_bytes() if target.exists() else b""
-        _refuse_taken(feeds_file, _existing(target), entry["vendor"], entry["url"])
-        replace_validated(feeds_file, target, appended(old, entry))
-    finally:
-        os.close(lock)  # and the lock with it
-
-
-def appended(old: bytes, entry: dict[str, Any]) -> bytes:
-    """`old` (a feed list's bytes) with `entry` appended as a `[[feeds]]` table in the file's
-    line ending (CRLF if its first line ends so): every byte of `old` kept, a missing final line
-    ending added, a blank line between the two (none in an empty file)."""
-    first = old.find(b"\n")
-    newline = b"\r\n" if first > 0 and old[first - 1 : first] == b"\r" else b"\n"
-    table = _render([entry]).encode("utf-8").replace(b"\n", newline)
-    if old and not old.endswith(b"\n"):
-        old += newline
-    return old + (newline if old.strip() else b"") + table
-
-
-def replace_validated(feeds_file: Path, target: Path, data: bytes) -> None:
-    """Replace `target` (what `feeds_file` names) with `data` atomically, once the whole list
-    validates: ConfigError naming `feeds_file`, `target` untouched, if it does not. The new file
-    is made by mkstemp beside `target` (no name known in advance, no symlink followed) and keeps
-    `target`'s mode."""
-    import stat
-
-    from crovia_spider.config.feeds import load_feeds
-    from crovia_spider.exceptions import ConfigError
-
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            load_feeds(tmp)
-        except ConfigError as exc:
-            raise ConfigError(str(exc).replace(tmp, str(feeds_file))) from None
-        os.chmod(tmp, stat.S_IMODE(target.stat().st_mode) if target.exists() else _new_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _new_mode() -> int:
-    """The mode a new file gets under the process's umask (mkstemp's own is 0600)."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def _print_candidate(candidate: Any, trial: Any) -> None:
@@ -354,7 +247,7 @@ def _print_page_example(vendor: str, url: str, feeds_file: Path) -> None:
     print(f'{printable(url)} is an HTML page. Read as a listing page (kind "page"), it needs')
     print("CSS selectors, which `crovia feeds add` cannot guess. Paste this into")
     print(f"{feeds_file}, fit the selectors to the page, and check: crovia feeds try {vendor}")
-    print(_render([example]).rstrip("\n"))
+    print(render_tables([example]).rstrip("\n"))
 
 
 def cmd_try(args: argparse.Namespace) -> int:
@@ -365,7 +258,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     feed = _checked_entry(table)
     with tempfile.TemporaryDirectory(prefix="crovia-feeds-try-") as tmp:
         source_file = Path(tmp) / "feeds.toml"
-        source_file.write_text(_render([table]), encoding="utf-8")
+        source_file.write_text(render_tables([table]), encoding="utf-8")
         settings = project_settings(_overrides(tmp, args.verbose, source_file))
         spider = feed.spider
 

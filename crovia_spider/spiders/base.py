@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 import scrapy
@@ -73,6 +72,7 @@ from crovia_spider.spiders.fetches import (
 from crovia_spider.spiders.sitemap_walk import (
     SITEMAP_KIND,
     Walk,
+    once_each,
     read_parts,
     sitemap_request,
     walk_sitemaps,
@@ -470,35 +470,6 @@ def entries_read(items: list[FeedEntryItem], parsed: ParsedFeed, limit: int) -> 
     for item in items:
         item.identity = item.identity or identity(item)
     return signed_entries([item.identity for item in items], parsed, limit)
-
-
-def once_each(bodies: list[tuple[Response, ParsedFeed]]) -> list[tuple[Response, ParsedFeed]]:
-    """A walk's bodies with each URL kept once: a page both a site's sitemap and its news
-    sitemap name is one entry, the one with a news title when one has it (its title is not its
-    URL), else the first; the other occurrences are no entries, as URLs `exclude` leaves out."""
-    chosen: dict[str, tuple[int, int]] = {}
-    for b, (_, parsed) in enumerate(bodies):
-        for e, entry in enumerate(parsed.entries):
-            link = entry.get("link", "")
-            first = chosen.get(link)
-            if first is None or (
-                _titled(entry) and not _titled(bodies[first[0]][1].entries[first[1]])
-            ):
-                chosen[link] = (b, e)
-    keep = set(chosen.values())
-    if len(keep) == sum(len(parsed.entries) for _, parsed in bodies):
-        return bodies
-    return [
-        (
-            response,
-            replace(parsed, entries=[x for e, x in enumerate(parsed.entries) if (b, e) in keep]),
-        )
-        for b, (response, parsed) in enumerate(bodies)
-    ]
-
-
-def _titled(entry: Mapping[str, Any]) -> bool:
-    return bool(entry.get("title")) and entry.get("title") != entry.get("link")
 
 
 def _recorded_feed(record_body: Mapping[str, Any]) -> FeedConfig:

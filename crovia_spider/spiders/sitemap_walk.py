@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -211,3 +211,32 @@ def read_parts(
         except Exception as exc:
             raise ValueError(f"kept body {part['body_sha256']} cannot be read: {exc}") from None
         yield read(body, part)
+
+
+def once_each(bodies: list[tuple[Response, ParsedFeed]]) -> list[tuple[Response, ParsedFeed]]:
+    """A walk's bodies with each URL kept once: a page both a site's sitemap and its news
+    sitemap name is one entry, the one with a news title when one has it (its title is not its
+    URL), else the first; the other occurrences are no entries, as URLs `exclude` leaves out."""
+    chosen: dict[str, tuple[int, int]] = {}
+    for b, (_, parsed) in enumerate(bodies):
+        for e, entry in enumerate(parsed.entries):
+            link = entry.get("link", "")
+            first = chosen.get(link)
+            if first is None or (
+                _titled(entry) and not _titled(bodies[first[0]][1].entries[first[1]])
+            ):
+                chosen[link] = (b, e)
+    keep = set(chosen.values())
+    if len(keep) == sum(len(parsed.entries) for _, parsed in bodies):
+        return bodies
+    return [
+        (
+            response,
+            replace(parsed, entries=[x for e, x in enumerate(parsed.entries) if (b, e) in keep]),
+        )
+        for b, (response, parsed) in enumerate(bodies)
+    ]
+
+
+def _titled(entry: Mapping[str, Any]) -> bool:
+    return bool(entry.get("title")) and entry.get("title") != entry.get("link")
