@@ -64,6 +64,7 @@ from crovia_spider.runs.runlog import (
 from crovia_spider.runs.stopping import FetchStopped
 from crovia_spider.spiders.fetches import (
     FETCH_RECORDED,
+    HEADER_CHARS,
     FeedFetch,
     parse_headers,
     sent_validators,
@@ -531,8 +532,12 @@ def response_headers(response: Response) -> dict[str, str]:
 
 
 def _header(response: Response, name: bytes) -> str:
+    """The header `name` of `response` as text, or "" when it is absent or longer than
+    HEADER_CHARS: every envelope of the response signs its validators and its fetch record the
+    Content-Type, and a ledger line holds 65,535 bytes (a server's 16 KB headers could fill it,
+    and a record over it would stop a crawl's issuing). A real one is far shorter."""
     value = response.headers.get(name)
-    return value.decode("latin-1") if value else ""
+    return value.decode("latin-1") if value and len(value) <= HEADER_CHARS else ""
 
 
 def _positive(settings: Any, name: str, kind: type[int] | type[float]) -> Any:

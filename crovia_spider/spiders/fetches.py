@@ -26,6 +26,9 @@ from ledger.fetch_record import entries_digest, reading_problem
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
 FETCH_RECORDED = object()
+# A validator or Content-Type longer than this is read as absent: records sign them, in a ledger
+# line of 65,535 bytes, and a server may send 16 KB a header (crovia_spider/spiders/base.py).
+HEADER_CHARS = 1024
 
 
 @dataclass

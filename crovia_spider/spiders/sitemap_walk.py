@@ -39,14 +39,14 @@ from scrapy.http import Response
 from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.sitemap import MAX_UNCOMPRESSED
-from crovia_spider.spiders.fetches import parse_headers
+from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
 from ledger.fetch_record import MAX_PARTS
 
 SITEMAP_KIND = "sitemap"
 DEFAULT_FETCHES = 50
 DEFAULT_DEPTH = 3
 DEFAULT_BYTES = 256 << 20  # the bodies one walk holds until its record is signed
-PARTS_BYTES = 40_000  # of a fetch record's 65,535 a line: room for the rest of it
+PARTS_BYTES = 30_000  # of a fetch record's 65,535 a line: room for the rest of it
 ERROR_CHARS = 300  # a part's error (a reader's message can be long)
 NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
 
@@ -143,8 +143,7 @@ async def walk_sitemaps(
             continue
         seen.add(child.url)
         held += len(child.body)
-        content_type = child.headers.get(b"Content-Type") or b""
-        headers = parse_headers(content_type.decode("latin-1"), child.url)
+        headers = parse_headers(walk.parts[-1].get("content_type", ""), child.url)
         child_parsed = await spider.parser.parse(child.body, headers, feed.kind, feed.options)
         if child_parsed.failed:
             walk.parts[-1]["error"] = child_parsed.error[:ERROR_CHARS]
@@ -178,7 +177,8 @@ async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Resp
         "status": response.status,
         "body_sha256": digest,
     }
-    if content_type := response.headers.get(b"Content-Type"):
+    content_type = response.headers.get(b"Content-Type") or b""
+    if 0 < len(content_type) <= HEADER_CHARS:  # as the feed's own (base.py _header)
         part["content_type"] = content_type.decode("latin-1")
     walk.add(part)
     walk.part_bodies[digest] = response.body

@@ -173,3 +173,35 @@ def test_the_bytes_a_walk_holds_are_bounded_and_a_redirect_is_not_read_twice(tmp
     assert "body_sha256" in parts[2]  # b.xml: fetched, the budget now spent
     assert parts[3]["error"].endswith("(CROVIA_SITEMAP_BYTES)")
     assert len(feed_server.requests_for("c.xml")) == 0
+
+
+def test_headers_of_16_kb_and_an_index_of_thousands_still_fit_one_record(tmp_path, feed_server):
+    """A server may send headers of 16 KB each (Twisted's line limit): with an index naming
+    thousands of sitemaps they made a fetch record past a ledger line's 65,535 bytes, which the
+    ledger refuses with the whole batch, and the crawl issued nothing more. A validator or
+    Content-Type over 1,024 characters is read as absent; the record fits; the other feed's items
+    are issued."""
+    base = feed_server.base
+    big = "x" * 15_000
+    many = sitemap_index(base, [f"/s{n}-{'y' * 900}.xml" for n in range(1_500)])
+    hostile = {
+        "Content-Type": "application/xml; p=" + big,
+        "ETag": f'"{big}"',
+        "Last-Modified": big,
+    }
+    feed_server.script("many.xml", Reply(body=many, headers=hostile))
+    feeds = [
+        {"vendor": "lab", "url": base + "/many.xml", "kind": "sitemap"},
+        {"vendor": "good", "url": feed_server.url("openai_news_rss_prefix.xml")},
+    ]
+    proc = run_crawl(tmp_path, feeds, "-s", "CROVIA_SITEMAP_FETCHES=1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lab = walk_record(tmp_path, "lab")
+    assert "content_type" not in lab and lab["parts"][-1]["error"]
+    assert {e["body"]["vendor"] for e in envelopes(tmp_path)} == {"good"}
+    assert len(envelopes(tmp_path)) == 6  # every item of the good feed
+    line = max(
+        len(x) for x in (tmp_path / "ledger" / "axiom_ledger.jsonl").read_bytes().split(b"\n")
+    )
+    assert line < 65_535
+    assert crovia(tmp_path, "audit").returncode == 0
