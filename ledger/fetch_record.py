@@ -182,8 +182,14 @@ def describe_fetch(envelope: Mapping[str, Any]) -> str:
     elif body.get("body_sha256"):
         parts.append(f"body {body['body_sha256']}")
     entries = body.get("entries") or {}
-    if isinstance(body.get("parts"), list):
-        parts.append(f"and {len(body['parts'])} further fetch(es)")
+    if isinstance(body.get("parts"), list):  # as the page words it (page.js readingRows)
+        walk = [part for part in body["parts"] if isinstance(part, Mapping)]
+        read = sum(1 for p in walk if "body_sha256" in p and "error" not in p)
+        loops = sum(1 for p in walk if p.get("loop") is True)
+        parts.append(
+            f"{len(body['parts'])} further fetches ({read} read,"
+            f" {len(body['parts']) - read - loops} not read, {loops} already read in this walk)"
+        )
     if "count" in entries:
         parts.append(f"{entries['count']} entries")
     if "in_body" in entries:
@@ -194,6 +200,8 @@ def describe_fetch(envelope: Mapping[str, Any]) -> str:
     if body.get("error"):
         parts.append(f"error: {body['error']}")
     via = f" via {body['relay']}" if "relay" in body else ""
+    if isinstance(body.get("kind"), str):
+        via = f", a {body['kind']} source{via}"
     return (
         f"feed {body.get('vendor')} ({body.get('feed_url')}){via} fetched at"
         f" {body.get('fetched_at')}: " + ", ".join(str(part) for part in parts)

@@ -32,7 +32,9 @@ def test_a_walk_record_signs_its_parts_and_options():
     body = envelope["body"]
     assert body["parts"] == GOOD_PARTS and body["select"] == {"include": ["/news/"]}
     validate_fetch_body(body)
-    assert "and 5 further fetch(es)" in describe_fetch(envelope)
+    said = describe_fetch(envelope)
+    assert said.startswith("feed lab (https://lab.example/robots.txt), a sitemap source fetched")
+    assert "5 further fetches (1 read, 3 not read, 1 already read in this walk)" in said
     plain = new_fetch_envelope(**FIELDS)["body"]
     assert "parts" not in plain and "select" not in plain  # other records keep their shape
 
