@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.selection import signable
 
 VERSIONS = ("https://jsonfeed.org/version/1", "https://jsonfeed.org/version/1.1")
 MAX_BYTES = 16 << 20  # the download cap: a kept body is never larger
@@ -144,20 +145,9 @@ def _entry(item: Any) -> dict[str, Any] | None:
     content = item.get("content_html") or html.escape(item.get("content_text", ""), quote=False)
     if content:
         entry["content"] = [{"type": "text/html", "value": content}]
-    if not all(_encodable(value) for value in (item_id, *entry.values(), content)):
+    if not all(signable(value) for value in (item_id, *entry.values(), content)):
         return None
     return entry
-
-
-def _encodable(value: Any) -> bool:
-    """False for a string holding a lone surrogate (`"\\ud800"`): it cannot be signed as UTF-8."""
-    if not isinstance(value, str):
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

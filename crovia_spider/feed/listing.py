@@ -41,7 +41,7 @@ items in 15 KB take about 0.05 s), and the worker's time ceiling bounds the rest
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin
 
@@ -52,6 +52,7 @@ from parsel.csstranslator import HTMLTranslator
 from w3lib.encoding import html_to_unicode
 
 from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.selection import BadPatterns, signable, url_selector
 from crovia_spider.feed.urls import web_url
 
 VERSION = "html"
@@ -91,7 +92,10 @@ def parse_listing(body: bytes, headers: dict[str, str], options: Mapping[str, An
 
 def _read(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> ParsedFeed:
     selectors = _selectors(options)
-    include, exclude = _patterns(options, "include"), _patterns(options, "exclude")
+    try:
+        selected = url_selector(options)
+    except BadPatterns as exc:
+        raise Unreadable(str(exc)) from None
     if len(body) > MAX_BYTES:
         raise Unreadable(f"{len(body):,} bytes, more than the {MAX_BYTES:,} a body may have")
     final_url = _header(headers, "content-location")
@@ -108,7 +112,7 @@ def _read(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> P
     for item in items:
         row = {name: _first(item, query, name == "link") for name, query in queries.items()}
         found.update({name: True for name, value in row.items() if value is not None})
-        _take(parsed, row, final_url, seen, include, exclude)
+        _take(parsed, row, final_url, seen, selected)
     for name in ("link", "title"):
         if not found[name]:
             raise Unreadable(_nothing_in_any(name, selectors[name], len(items)), len(items))
@@ -133,16 +137,6 @@ def _selectors(options: Mapping[str, Any]) -> dict[str, str]:
                 f"invalid selector {name} {_quoted(css)}: {_shown(str(exc))}"
             ) from None
     return chosen
-
-
-def _patterns(options: Mapping[str, Any], name: str) -> list[re.Pattern[str]]:
-    compiled = []
-    for pattern in options.get(name) or ():
-        try:
-            compiled.append(re.compile(pattern))
-        except (re.error, TypeError) as exc:
-            raise Unreadable(f"invalid {name} pattern {_quoted(str(pattern))}: {exc}") from None
-    return compiled
 
 
 def _header(headers: dict[str, str], name: str) -> str:
@@ -186,8 +180,7 @@ def _take(
     row: dict[str, str | None],
     final_url: str,
     seen: set[str],
-    include: list[re.Pattern[str]],
-    exclude: list[re.Pattern[str]],
+    selected: Callable[[str], bool],
 ) -> None:
     """Add the entry of one item to `parsed`, or count why it is left out (the module docstring)."""
     (link, safe), title, date = (
@@ -196,14 +189,17 @@ def _take(
         row.get("date"),
     )
     entry = {"id": "", "link": link, "title": title or "", "published": date or ""}
-    if not link or not title or not all(_encodable(value) for value in entry.values()):
+    if (
+        not link
+        or not title
+        or not all(signable(value, _UNENCODABLE_MARK) for value in entry.values())
+    ):
         parsed.malformed_entries += 1
         return
     if safe in seen:
         return
     seen.add(safe)
-    wanted = not include or any(pattern.search(link) for pattern in include)
-    if not wanted or any(pattern.search(link) for pattern in exclude):
+    if not selected(link):
         parsed.excluded += 1
         return
     parsed.entries.append(entry)
@@ -220,17 +216,6 @@ def _absolute(link: str, final_url: str) -> tuple[str, str]:
         return "", ""
     safe = web_url(absolute)
     return (absolute, safe) if safe else ("", "")
-
-
-def _encodable(value: str) -> bool:
-    """False for a string holding a lone surrogate or its mark: it cannot be signed as UTF-8."""
-    if _UNENCODABLE_MARK in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _problems(

@@ -57,6 +57,7 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from crovia_spider.feed.body import DECLARES_ENTITIES, ParsedFeed
 from crovia_spider.feed.prolog import ascii_compatible, declares_entities_anywhere
 from crovia_spider.feed.references import INVALID_MARK, resolve_references
+from crovia_spider.feed.selection import BadPatterns, signable, url_selector
 
 MAX_UNCOMPRESSED = 52_428_800  # the protocol's 50 MB (52,428,800 bytes) a file, uncompressed
 MAX_URLS = 50_000  # the protocol's URLs a file (a sitemap's <url>, an index's <sitemap>)
@@ -148,7 +149,10 @@ def parse_sitemap(body: bytes, headers: dict[str, str], options: Mapping[str, An
 
 
 def _parse(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> ParsedFeed:
-    selected = _selector(options)
+    try:
+        selected = url_selector(options)
+    except BadPatterns as exc:
+        raise _Unread(f"unreadable sitemap: {exc}") from None
     body = _uncompressed(body)
     final_url = _header(headers, "content-location")
     if _path(final_url) == "/robots.txt":
@@ -249,7 +253,11 @@ def _take_url(parsed: ParsedFeed, element: dict[str, Any], selected: Callable[[s
         "published": _text(element, "news_publication_date") or lastmod,
         "lastmod": lastmod,
     }
-    if element.get(_UNREADABLE) or not _web_url(link) or not all(map(_encodable, entry.values())):
+    if (
+        element.get(_UNREADABLE)
+        or not _web_url(link)
+        or not all(signable(v, INVALID_MARK) for v in entry.values())
+    ):
         parsed.malformed_entries += 1
         return "malformed_entries"
     if not selected(link):
@@ -338,31 +346,14 @@ def _line_urls(line: bytes, final_url: str) -> list[str]:
         return [""]
 
 
-def _selector(options: Mapping[str, Any]) -> Callable[[str], bool]:
-    include, exclude = _patterns(options, "include"), _patterns(options, "exclude")
-
-    def selected(url: str) -> bool:
-        wanted = not include or any(p.search(url) for p in include)
-        return wanted and not any(p.search(url) for p in exclude)
-
-    return selected
-
-
-def _patterns(options: Mapping[str, Any], name: str) -> list[re.Pattern[str]]:
-    given = options.get(name) or []
-    if not isinstance(given, list | tuple) or not all(isinstance(p, str) for p in given):
-        raise _Unread(f"unreadable sitemap: option {name} is no list of regular expressions")
-    try:
-        return [re.compile(pattern) for pattern in given]
-    except re.error as exc:
-        raise _Unread(
-            f"unreadable sitemap: {name} pattern is no regular expression ({exc})"
-        ) from None
-
-
 def _web_url(url: str) -> bool:
     """True for an absolute http(s) URL of at most MAX_URL_CHARS, no space or control in it."""
-    if not url or len(url) > MAX_URL_CHARS or _NO_URL.search(url) or not _encodable(url):
+    if (
+        not url
+        or len(url) > MAX_URL_CHARS
+        or _NO_URL.search(url)
+        or not signable(url, INVALID_MARK)
+    ):
         return False
     try:
         parts = urlsplit(url)
@@ -408,18 +399,6 @@ def _stripped_end(text: bytes, end: int) -> int:
 def _text(element: dict[str, Any], name: str) -> str:
     value = element.get(name)
     return value.strip() if isinstance(value, str) else ""
-
-
-def _encodable(value: str) -> bool:
-    """False for a string holding a lone surrogate (it cannot be signed as UTF-8) or the mark of a
-    reference XML cannot encode (`&#xD800;`: crovia_spider/feed/references.py)."""
-    if INVALID_MARK in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _header(headers: dict[str, str], name: str) -> str:

@@ -156,6 +156,9 @@ def test_include_and_exclude_leave_out_items_and_count_them():
 def test_an_invalid_pattern_fails_the_page():
     parsed = read(page(card("/a")), {"selectors": SELECTORS, "exclude": ["(unclosed"]})
     assert parsed.failed and parsed.error.startswith("invalid exclude pattern '(unclosed': ")
+    # a string is no list of patterns (it was read letter by letter: d, r, a, f, t)
+    parsed = read(page(card("/a")), {"selectors": SELECTORS, "exclude": "draft"})
+    assert parsed.failed and parsed.error == "exclude is no list of regular expressions"
 
 
 def test_javascript_and_other_non_web_links_are_malformed():
