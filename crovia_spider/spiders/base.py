@@ -72,6 +72,7 @@ from crovia_spider.spiders.fetches import (
 )
 from crovia_spider.spiders.sitemap_walk import (
     SITEMAP_KIND,
+    Read,
     Walk,
     once_each,
     read_parts,
@@ -208,7 +209,7 @@ class FeedSpider(scrapy.Spider):
             headers = response_headers(response)
             parsed = await self.parser.parse(response.body, headers, feed.kind, feed.options)
         if feed.kind == SITEMAP_KIND and not parsed.failed:
-            walk = await walk_sitemaps(self, response, feed, parsed)
+            walk = await walk_sitemaps(self, Read(response, parsed, outcome.sha256), feed)
             items, parsed = self.read_walk(walk, feed, observed_at)
         else:
             items = list(self.read_entries(parsed, feed, response, observed_at))
@@ -225,10 +226,9 @@ class FeedSpider(scrapy.Spider):
         entry (`once_each`)."""
         limit = self.entry_limit(feed)
         items: list[FeedEntryItem] = []
-        whole = ParsedFeed(version=walk.bodies[0][1].version)
-        for index, (response, parsed) in enumerate(once_each(walk.bodies)):
+        whole = ParsedFeed(version=walk.bodies[0].parsed.version)
+        for response, parsed, digest in once_each(walk.bodies):
             room = max(0, limit - len(whole.entries))
-            digest = hashlib.sha256(response.body).hexdigest() if index else None
             items.extend(self.read_entries(parsed, feed, response, observed_at, room, digest))
             whole.entries.extend(parsed.entries)
             whole.invalid_entries += parsed.invalid_entries
@@ -341,19 +341,20 @@ class FeedSpider(scrapy.Spider):
         spider.max_entries = spider.max_sitemap_urls = record_body["entries"]["limit"]
         response = kept_response(body, final_url, record_body.get("content_type", ""), feed)
 
-        def read(data: bytes, part: Mapping[str, Any]) -> tuple[Response, ParsedFeed]:
+        def read(data: bytes, part: Mapping[str, Any]) -> Read:
             kept = kept_response(data, part["final_url"], part.get("content_type", ""), feed)
-            return kept, parse(data, response_headers(kept), feed.kind, feed.options)
+            parsed = parse(data, response_headers(kept), feed.kind, feed.options)
+            return Read(kept, parsed, part["body_sha256"])
 
         if spider.reads_own_format():
             parsed = read_own_format(spider.parse_entries(response))
         else:
             parsed = parse(body, response_headers(response), feed.kind, feed.options)
         if feed.kind == SITEMAP_KIND and not parsed.failed:
-            walk = Walk(bodies=[(response, parsed)])
+            walk = Walk(bodies=[Read(response, parsed, record_body.get("body_sha256", ""))])
             try:
                 for part in read_parts(record_body.get("parts"), load, read):
-                    if part is None or part[1].failed:
+                    if part is None or part.parsed.failed:
                         walk.parts.append({"error": "not read"})
                     else:
                         walk.bodies.append(part)

@@ -30,7 +30,7 @@ import hashlib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import scrapy
@@ -51,12 +51,21 @@ ERROR_CHARS = 300  # a part's error (a reader's message can be long)
 NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
 
 
+class Read(NamedTuple):
+    """One body a walk read: the response it came in, its reading, and its sha256 (hex, as the
+    run record or the fetch record's part names it: never hashed twice)."""
+
+    response: Response
+    parsed: ParsedFeed
+    sha256: str
+
+
 @dataclass
 class Walk:
     """What a source's walk read: each body with its reading, in order, and the fetch record's
     parts (with the bodies they name, to keep)."""
 
-    bodies: list[tuple[Response, ParsedFeed]] = field(default_factory=list)
+    bodies: list[Read] = field(default_factory=list)
     parts: list[dict[str, Any]] = field(default_factory=list)
     part_bodies: dict[str, bytes] = field(default_factory=dict)
     parts_bytes: int = 0  # the parts' JSON, but the last's (`full`)
@@ -82,10 +91,9 @@ class Walk:
         return sum(1 for part in self.parts if "error" in part)
 
     def digest(self) -> str:
-        """sha256 over every body read, in order: "the same source as last time" when equal."""
-        hasher = hashlib.sha256()
-        for response, _ in self.bodies:
-            hasher.update(hashlib.sha256(response.body).digest())
+        """sha256 over the walk's own body and every part (each naming its body's digest), in
+        order: "the same source as last time" when equal."""
+        hasher = hashlib.sha256(self.bodies[0].sha256.encode())
         for part in self.parts:
             hasher.update(repr(sorted(part.items())).encode())
         return hasher.hexdigest()
@@ -98,11 +106,10 @@ def sitemap_request(url: str, feed: FeedConfig, **kwargs: Any) -> scrapy.Request
     return scrapy.Request(url, meta=meta, dont_filter=True, **kwargs)
 
 
-async def walk_sitemaps(
-    spider: Any, response: Response, feed: FeedConfig, parsed: ParsedFeed
-) -> Walk:
-    """The walk from the entry's own `response`, read as `parsed` (see the module docstring)."""
-    walk = Walk(bodies=[(response, parsed)])
+async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
+    """The walk from the entry's own body, `first` (see the module docstring)."""
+    response, parsed = first.response, first.parsed
+    walk = Walk(bodies=[first])
     fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES", DEFAULT_FETCHES)
     depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH", DEFAULT_DEPTH)
     budget = spider.settings.getint("CROVIA_SITEMAP_BYTES", DEFAULT_BYTES)
@@ -148,7 +155,7 @@ async def walk_sitemaps(
         if child_parsed.failed:
             walk.parts[-1]["error"] = child_parsed.error[:ERROR_CHARS]
             continue
-        walk.bodies.append((child, child_parsed))
+        walk.bodies.append(Read(child, child_parsed, walk.parts[-1]["body_sha256"]))
         queue.extend((name, depth + 1) for name in child_parsed.sitemaps)
     for part in walk.parts:
         if "error" in part:  # one entry the source held and the walk did not read, as signed
@@ -193,8 +200,8 @@ def _describe(exc: BaseException) -> str:
 def read_parts(
     parts: Any,
     load: Callable[[str], bytes] | None,
-    read: Callable[[bytes, Mapping[str, Any]], tuple[Response, ParsedFeed]],
-) -> Iterator[tuple[Response, ParsedFeed] | None]:
+    read: Callable[[bytes, Mapping[str, Any]], Read],
+) -> Iterator[Read | None]:
     """A signed record's `parts` read again from their kept bodies, in order, with `read(body,
     part)`: each a body's reading, or None for a part that gave no entries (counted unread, as
     the crawl counted it). Raises ValueError when a kept body cannot be had."""
@@ -213,28 +220,30 @@ def read_parts(
         yield read(body, part)
 
 
-def once_each(bodies: list[tuple[Response, ParsedFeed]]) -> list[tuple[Response, ParsedFeed]]:
+def once_each(bodies: list[Read]) -> list[Read]:
     """A walk's bodies with each URL kept once: a page both a site's sitemap and its news
     sitemap name is one entry, the one with a news title when one has it (its title is not its
     URL), else the first; the other occurrences are no entries, as URLs `exclude` leaves out."""
     chosen: dict[str, tuple[int, int]] = {}
-    for b, (_, parsed) in enumerate(bodies):
-        for e, entry in enumerate(parsed.entries):
+    for b, read in enumerate(bodies):
+        for e, entry in enumerate(read.parsed.entries):
             link = entry.get("link", "")
             first = chosen.get(link)
             if first is None or (
-                _titled(entry) and not _titled(bodies[first[0]][1].entries[first[1]])
+                _titled(entry) and not _titled(bodies[first[0]].parsed.entries[first[1]])
             ):
                 chosen[link] = (b, e)
     keep = set(chosen.values())
-    if len(keep) == sum(len(parsed.entries) for _, parsed in bodies):
+    if len(keep) == sum(len(read.parsed.entries) for read in bodies):
         return bodies
     return [
-        (
-            response,
-            replace(parsed, entries=[x for e, x in enumerate(parsed.entries) if (b, e) in keep]),
+        read._replace(
+            parsed=replace(
+                read.parsed,
+                entries=[x for e, x in enumerate(read.parsed.entries) if (b, e) in keep],
+            )
         )
-        for b, (response, parsed) in enumerate(bodies)
+        for b, read in enumerate(bodies)
     ]
 
 
