@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[2]
+from tests.benchrun import run_bench
+
 STAGES = (
     "parse: parse_body (feedparser)",
     "parse: pickle, body there, ParsedFeed back",
@@ -31,19 +29,12 @@ STAGES = (
 
 @pytest.mark.slow
 def test_the_stage_bench_prints_a_row_per_stage() -> None:
-    run = subprocess.run(
-        [sys.executable, "bench/stage_bench.py", "--quick"],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    assert "1,000 items in 20 feeds, median of 1 repetition(s):" in run.stdout
+    stdout = run_bench("stage_bench.py", "--quick", timeout=300)
+    assert "1,000 items in 20 feeds, median of 1 repetition(s):" in stdout
     for stage in STAGES:
-        assert re.search(rf"^ *{re.escape(stage)}.* [0-9.]+ +\(?[0-9]+%\)?\n", run.stdout, re.M), (
+        assert re.search(rf"^ *{re.escape(stage)}.* [0-9.]+ +\(?[0-9]+%\)?\n", stdout, re.M), (
             stage,
-            run.stdout,
+            stdout,
         )
-    assert re.search(r"after: load average [0-9.]+, ", run.stdout)
-    assert re.search(r"Python [0-9.]+, feedparser [0-9.]+, Scrapy [0-9.]+", run.stdout)
+    assert re.search(r"after: load average [0-9.]+, ", stdout)
+    assert re.search(r"Python [0-9.]+, feedparser [0-9.]+, Scrapy [0-9.]+", stdout)

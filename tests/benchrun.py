@@ -1,0 +1,22 @@
+"""Run a bench/ script as its smoke test does: the project's Python, from the project root, its
+output as text, a non-zero exit a failure (CalledProcessError), never longer than `timeout`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(script: str, *args: str, timeout: float = 600) -> str:
+    """The standard output of `python bench/SCRIPT ARGS`."""
+    return subprocess.run(
+        [sys.executable, f"bench/{script}", *args],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout,
+    ).stdout
