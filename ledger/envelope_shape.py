@@ -19,7 +19,13 @@ from typing import Any
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
-from ledger.fetch_record import FETCH_TYPE, OUTCOMES, entries_problem, relay_problem
+from ledger.fetch_record import (
+    FETCH_TYPE,
+    OUTCOMES,
+    entries_problem,
+    reading_problem,
+    relay_problem,
+)
 
 ENVELOPE_KEYS = frozenset(
     {
@@ -131,6 +137,9 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
         )
     if reported is REPORTED_FETCH and (problem := entries_problem(envelope["body"].get("entries"))):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["entries"])
+    # How the body is read (kind, select, parts): reported by both verifiers, so well-formed.
+    if reported is REPORTED_FETCH and (problem := reading_problem(envelope["body"])):
+        raise EnvelopeMalformed(f"envelope.{problem}")
     if problem := relay_problem(envelope["body"]):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["relay"])
     if anchor:

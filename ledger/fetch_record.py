@@ -236,7 +236,10 @@ def reading_problem(body: Mapping[str, Any]) -> str:
     """What is wrong with how a fetch record says its body is read ("" when nothing is): its
     `select` (an object of `selectors`, an object of strings, and `include` / `exclude`, lists of
     strings, each only when present) and its `parts` (parts_problem). A signed record is
-    untrusted input to whoever reads its kept body again."""
+    untrusted input to whoever reads its kept body again; `crovia verify` and the page report
+    all three (envelope_shape), as `kind`, a non-empty string when present."""
+    if "kind" in body and (type(body["kind"]) is not str or not body["kind"]):
+        return "body.kind is a non-empty string"
     if "select" in body:
         select = body["select"]
         if type(select) is not dict or not select.keys() <= {"selectors", "include", "exclude"}:

@@ -1,6 +1,8 @@
 """Differential-corpus cases of fetch records with entry counts (issue 30): a receipt of a fetch
 record that states what its body held besides the entries read (valid, pinned), and one whose
-`unread` is a string (invalid: `envelope_shape`, in `crovia verify` and the page alike)."""
+`unread` is a string (invalid: `envelope_shape`, in `crovia verify` and the page alike). And a
+sitemap walk's record (its kind, select and parts, which both verifiers report): valid as our
+writer signs it, invalid (`envelope_shape`) with any of the three out of shape."""
 
 from __future__ import annotations
 
@@ -30,6 +32,22 @@ def _record(n: int, entries: dict[str, Any]) -> dict[str, Any]:
     return envelope
 
 
+PARTS = [
+    {"url": "https://lab.example.org/a.xml", "final_url": "https://lab.example.org/a.xml",
+     "status": 200, "body_sha256": "d" * 64, "content_type": "application/xml"},
+    {"url": "https://lab.example.org/b.xml", "error": "HTTP 503"},
+    {"url": "https://lab.example.org/a.xml", "loop": True},
+]  # fmt: skip
+
+
+def _walk() -> dict[str, Any]:
+    envelope = _record(2, WHOLE)
+    envelope["body"].update(
+        kind="sitemap", select={"include": ["/news/"]}, parts=PARTS, entries=WHOLE
+    )
+    return envelope
+
+
 def hostile_cases(work: Path, pki: Any) -> list[c.Expected]:
     """The cases, from a one-leaf ledger signed by TEST_KEY in `work` (`pki` is not needed). The
     writer refuses a count of the wrong type, so that receipt is signed again by hand
@@ -39,9 +57,36 @@ def hostile_cases(work: Path, pki: Any) -> list[c.Expected]:
         (issued,) = ledger.issue([_record(1, WHOLE)])
         ledger.seal(run_id="corpus_fetch")
         good = ledger.receipt(issued.axiom_id)
+    with Ledger.open(work / "fetch_walk", signing_key=TEST_KEY) as ledger:
+        (issued,) = ledger.issue([_walk()])
+        ledger.seal(run_id="corpus_fetch")
+        walk = ledger.receipt(issued.axiom_id)
     wrong = one_leaf_with(good, "body", "entries", lambda entries: {**entries, "unread": "0"})
     pin = c.trust_root(TEST_KEY)
+    bad_walks = {
+        "kind a number": ("kind", lambda kind: 3),
+        "include a string": ("select", lambda select: {"include": "/news/"}),
+        "select with another key": ("select", lambda select: {**select, "xpath": "//a"}),
+        "selectors not strings": ("select", lambda select: {"selectors": {"item": 1}}),
+        "parts an object": ("parts", lambda parts: {"0": parts[0]}),
+        "no parts": ("parts", lambda parts: []),
+        "a part without its final_url": ("parts", lambda parts: [{**parts[0], "final_url": None}]),
+        "a part's status a string": ("parts", lambda parts: [{**parts[0], "status": "200"}]),
+        "a loop with an error": ("parts", lambda parts: [{**parts[2], "error": "x"}]),
+        "a part of a URL alone": ("parts", lambda parts: [{"url": parts[0]["url"]}]),
+    }
     return [
         c.Expected("fetch record with entry counts", good, pin, "valid", None),
         c.Expected("fetch record, unread a string", wrong, pin, "invalid", "envelope_shape"),
+        c.Expected("sitemap walk record", walk, pin, "valid", None),
+        *(
+            c.Expected(
+                f"sitemap walk record, {what}",
+                one_leaf_with(walk, "body", name, change),
+                pin,
+                "invalid",
+                "envelope_shape",
+            )
+            for what, (name, change) in bad_walks.items()
+        ),
     ]

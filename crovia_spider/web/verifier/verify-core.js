@@ -663,6 +663,7 @@
       throw new CheckFailed("envelope_shape", "envelope.body.outcome", FETCH_OUTCOMES, plain(env.body.outcome));
     }
     if (reported === REPORTED_FETCH) checkFetchEntries(env.body.entries);
+    if (reported === REPORTED_FETCH) checkFetchReading(env.body);
     // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
     // so a non-empty string when present, on an item as on a fetch record.
     if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
@@ -685,6 +686,46 @@
     if (!has(entries, "in_body")) return;
     if (FETCH_ENTRY_COUNTS.some((name) => entries[name].big < 0n)) fail("counts are not negative");
     if (entries.in_body.big !== entries.count.big + entries.over_limit.big + entries.unread.big) fail("in_body is count + over_limit + unread");
+  }
+
+  // How a fetch record's body is read: its kind, the options it was read with (select) and a
+  // sitemap walk's further fetches (parts), as ledger/fetch_record.py reading_problem holds them:
+  // both verifiers report all three, so each is well-formed when present.
+  const FETCH_SELECT_KEYS = ["selectors", "include", "exclude"];
+  const FETCH_PART_KEYS = ["url", "final_url", "status", "body_sha256", "content_type", "error", "loop"];
+  const FETCH_MAX_PARTS = 1000;
+  function checkFetchReading(body) {
+    const fail = (what) => { throw new CheckFailed("envelope_shape", `envelope.body.${what}`, null, null); };
+    const strings = (value) => Array.isArray(value) && value.every((v) => typeof v === "string");
+    if (has(body, "kind") && (typeof body.kind !== "string" || body.kind === "")) fail("kind is a non-empty string");
+    if (has(body, "select")) {
+      const select = body.select;
+      if (!isObject(select) || !Object.keys(select).every((k) => FETCH_SELECT_KEYS.includes(k))) {
+        fail("select is not an object of selectors, include and exclude");
+      }
+      for (const name of ["include", "exclude"]) if (has(select, name) && !strings(select[name])) fail(`select.${name} is not a list of strings`);
+      const selectors = has(select, "selectors") ? select.selectors : {};
+      if (!isObject(selectors) || !Object.values(selectors).every((v) => typeof v === "string")) {
+        fail("select.selectors is not an object of strings");
+      }
+    }
+    if (!has(body, "parts")) return;
+    const parts = body.parts;
+    if (!Array.isArray(parts) || parts.length === 0 || parts.length > FETCH_MAX_PARTS) fail(`parts is not a list of 1 to ${FETCH_MAX_PARTS} parts`);
+    parts.forEach((part, i) => {
+      const where = `parts[${i}]`;
+      if (!isObject(part) || !Object.keys(part).every((k) => FETCH_PART_KEYS.includes(k))) fail(`${where} is not an object of ${[...FETCH_PART_KEYS].sort().join(", ")}`);
+      if (typeof part.url !== "string") fail(`${where}.url is not a string`);
+      for (const name of ["final_url", "content_type", "error"]) if (has(part, name) && typeof part[name] !== "string") fail(`${where}.${name} is not a string`);
+      if (has(part, "body_sha256")) {
+        if (typeof part.body_sha256 !== "string" || !HEX64.test(part.body_sha256)) fail(`${where}.body_sha256 is not 64 lowercase hex`);
+        if (!(part.status instanceof JsonInt) || !has(part, "final_url")) fail(`${where} names a body without its status and final_url`);
+      } else if (has(part, "loop")) {
+        if (part.loop !== true || Object.keys(part).length !== 2) fail(`${where} is a loop: {url, loop: true} alone`);
+      } else if (!has(part, "error")) {
+        fail(`${where} names neither a body, an error nor a loop`);
+      }
+    });
   }
 
   async function checkLeafHash(receipt) {
