@@ -53,7 +53,7 @@ def parse_key_file(
 
 
 def _from_pem(text: str, path: Path) -> nacl.signing.SigningKey:
-    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.exceptions import InternalError, UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -69,7 +69,9 @@ def _from_pem(text: str, path: Path) -> nacl.signing.SigningKey:
         raise KeyFileError(f"{path} is not a crovia key file (a PEM {label!r} block; {_KEYGEN})")
     try:
         parsed = serialization.load_pem_private_key(text.encode("ascii"), password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm):
+    # InternalError: OpenSSL refuses some damaged keys there ("key setup failed"), not as a
+    # ValueError (a byte of a valid PKCS#8 key changed, found by the property test).
+    except (ValueError, TypeError, UnsupportedAlgorithm, InternalError):
         # `from None`: the chained error could quote the file's content, which is key material
         raise KeyFileError(f"{path} is not a crovia key file (an unreadable PRIVATE KEY)") from None
     if not isinstance(parsed, Ed25519PrivateKey):

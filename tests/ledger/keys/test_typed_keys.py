@@ -275,3 +275,11 @@ def test_random_bytes_never_load_unless_a_valid_typed_key(tmp_path: Path, conten
     assert bytes(key) == parsed.private_bytes(
         serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )
+
+
+def test_a_key_openssl_refuses_with_an_internal_error_is_a_key_file_error(tmp_path: Path) -> None:
+    """Byte 43 of a valid key set to "v": OpenSSL fails "key setup" with InternalError, not
+    ValueError (found by the property test above): a clear refusal all the same."""
+    path = write(tmp_path / "damaged.key", _VALID[:43] + b"v" + _VALID[44:])
+    with pytest.raises(KeyFileError, match="an unreadable PRIVATE KEY"):
+        load_signing_key(path, notice=pytest.fail)
