@@ -3,8 +3,9 @@
 A valid signature only says the key signed those bytes; a seal's fields with the seal's own
 signature verify as an "envelope" too (both sign canonical JSON of the object minus its signature).
 So both verifiers require the reference envelope's exact top-level key set, `schema`
-"crovia.axiom.v1", `axiom_type` "AX.OBS" (an observed item) or "AX.FETCH" (a fetch record,
-ledger/fetch_record.py), an anchor naming the leaf index, and the fields a verifier reports for
+"crovia.axiom.v1", `axiom_type` "AX.OBS" (an observed item), "AX.FETCH" (a fetch record,
+ledger/fetch_record.py) or "AX.CAPTURE" (a capture of an item's page, ledger/capture_record.py),
+an anchor naming the leaf index, and the fields a verifier reports for
 that type with the right types. Sub-objects stay open: `object` may carry more keys than
 `captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
 and vendor; of those, `body.relay` (who served the feed, when not the vendor) is reported, so it
@@ -17,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ledger.capture_record import CAPTURE_TYPE, capture_problem
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
 from ledger.fetch_record import (
@@ -76,7 +78,21 @@ REPORTED_FETCH: tuple[tuple[str, str], ...] = (
     ("object", "primary_source_url"),
     ("subject", "observed_at"),
 )
-AXIOM_TYPES = {AXIOM_TYPE: REPORTED, FETCH_TYPE: REPORTED_FETCH}
+# An AX.CAPTURE record reports the page, the item it captures and what the capture found.
+REPORTED_CAPTURE: tuple[tuple[str, str], ...] = (
+    ("", "axiom_id"),
+    ("", "issued_at"),
+    ("", "signature"),
+    ("body", "vendor"),
+    ("body", "url"),
+    ("body", "item"),
+    ("body", "outcome"),
+    ("body", "captured_at"),
+    ("object", "captured_by"),
+    ("object", "primary_source_url"),
+    ("subject", "observed_at"),
+)
+AXIOM_TYPES = {AXIOM_TYPE: REPORTED, FETCH_TYPE: REPORTED_FETCH, CAPTURE_TYPE: REPORTED_CAPTURE}
 # The reported times and their one form each, ASCII digits only (Python's digit class matches
 # any Unicode digit, JavaScript's only 0-9: the page and the CLI must read the same text alike).
 _SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
@@ -90,6 +106,11 @@ TIMES = {
         ("", "issued_at", _SECONDS),
         ("subject", "observed_at", _FRACTION),
         ("body", "fetched_at", _MICROS),
+    ),
+    CAPTURE_TYPE: (
+        ("", "issued_at", _SECONDS),
+        ("subject", "observed_at", _FRACTION),
+        ("body", "captured_at", _MICROS),
     ),
 }
 
@@ -140,6 +161,9 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
     # How the body is read (kind, select, parts): reported by both verifiers, so well-formed.
     if reported is REPORTED_FETCH and (problem := reading_problem(envelope["body"])):
         raise EnvelopeMalformed(f"envelope.{problem}")
+    # A capture's facts are all reported (crovia verify, the page): every one well-formed.
+    if reported is REPORTED_CAPTURE and (problem := capture_problem(envelope["body"])):
+        raise EnvelopeMalformed(f"envelope.{problem}" if problem.startswith("body") else problem)
     if problem := relay_problem(envelope["body"]):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["relay"])
     if anchor:

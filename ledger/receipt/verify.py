@@ -16,6 +16,7 @@ import nacl.signing
 
 from ledger import merkle
 from ledger.canonical import canonical_json
+from ledger.capture_record import describe_capture, is_capture_record
 from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
 from ledger.exceptions import (
@@ -229,6 +230,8 @@ def _verdict(
 ) -> Verdict:
     envelope, seal = receipt["envelope"], receipt["seal"]
     fetch = describe_fetch(envelope) if is_fetch_record(envelope) else ""
+    if is_capture_record(envelope):  # a capture of a page: what it found, as a fetch record
+        fetch = describe_capture(envelope)
     return Verdict(
         axiom_id=receipt["axiom_id"],
         vendor=envelope["body"]["vendor"],

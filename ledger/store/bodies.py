@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ledger.capture_record import KEPT_DIGESTS, is_capture_record
 from ledger.exceptions import BodyMismatch
 from ledger.fetch_record import is_fetch_record
 from ledger.jsonl import fsync_dir
@@ -121,7 +122,9 @@ class CitedBodies:
         if type(envelope) is not dict and not isinstance(envelope, Mapping):
             return
         fetch = (envelope.get("object") or {}).get("fetch")
-        if is_fetch_record(envelope):
+        if is_capture_record(envelope):
+            self._check_capture(envelope, leaf_index)
+        elif is_fetch_record(envelope):
             body = envelope.get("body")
             where = f"leaf {leaf_index}: fetch record {envelope.get('axiom_id')}"
             if isinstance(fetch, Mapping) and "body_sha256" in fetch:
@@ -139,6 +142,20 @@ class CitedBodies:
             # audit's per-leaf hot path; a set lookup needs no lock under the GIL).
             if digest.__class__ is not str or digest not in self._verified:
                 self._check(digest, f"leaf {leaf_index}")
+
+    def _check_capture(self, envelope: Mapping[str, Any], leaf_index: int) -> None:
+        """A capture record (AX.CAPTURE) cites the page's body, the request and response heads
+        and the main text it extracted (`text.sha256`: the UTF-8 text is kept like a body)."""
+        body = envelope.get("body")
+        if not isinstance(body, Mapping):
+            return
+        where = f"leaf {leaf_index}: capture record {envelope.get('axiom_id')}"
+        for name in KEPT_DIGESTS:
+            if name in body:
+                self._check(body[name], f"{where} ({name})")
+        text = body.get("text")
+        if isinstance(text, Mapping) and "sha256" in text:
+            self._check(text["sha256"], f"{where} (main text)")
 
     def _check(self, digest: Any, where: str) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from pathlib import Path
 import orjson
 
 from ledger import jsonl
+from ledger.capture_record import CAPTURE_TYPE
 from ledger.exceptions import LedgerNotFound
 from ledger.fetch_record import FETCH_TYPE
 from ledger.store.find_index import Found, candidates, covered, found_in, title_words
@@ -29,9 +30,9 @@ from ledger.store.reader import INDEX_FILE, LEDGER_FILE, SEALS_FILE
 __all__ = ["Found", "find_leaves", "parse_since", "title_words"]
 
 # Leaves that observe no item and are never listed: the fetch records (AX.FETCH,
-# ledger/fetch_record.py; `crovia history` shows them). They keep find rows like every leaf (the
-# rows follow the leaves one for one) and are dropped when read.
-NOT_ITEMS = frozenset({FETCH_TYPE})
+# ledger/fetch_record.py) and page captures (AX.CAPTURE); `crovia history` shows both. They keep
+# find rows like every leaf (the rows follow the leaves one for one) and are dropped when read.
+NOT_ITEMS = frozenset({FETCH_TYPE, CAPTURE_TYPE})
 
 
 def find_leaves(

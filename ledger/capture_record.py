@@ -1,0 +1,265 @@
+"""AX.CAPTURE envelopes: a signed record of one capture of one item's page (docs/format.md).
+
+An AX.OBS envelope signs what a feed said about a publication; a capture record signs what the
+publication's page itself answered when we fetched it: the URL asked and the one the redirects led
+to, the status, the headers that say what the bytes are, the server's address and certificate,
+the digest of the body as received (kept in `bodies/` like a feed's), and the digest and length of
+the page's main text (trafilatura), which is what tells an edit from boilerplate that changes on
+every fetch. Each capture of an item's page names the previous one (`predecessors`), so the
+records of one page are a chain; `outcome` says what this capture found against the page's last
+version: the first version, the same main text, an edited one, a removal (404, 410) or a move (a
+redirect to another page). A failed capture is recorded too; it proves only that we tried.
+
+The envelope has the AX.OBS envelope's top-level keys and is identified and signed the same way
+(ledger/envelope.py); `axiom_type` is "AX.CAPTURE" and `body` holds the capture's facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ledger.canonical import check_signable
+from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
+from ledger.exceptions import InvalidRecord
+
+CAPTURE_TYPE = "AX.CAPTURE"
+CAPTURE_SCHEMA = "crovia.capture.v1"
+CAPTURE_DECISION = "RECORDED"
+PAGE_TARGET_PREFIX = "page:"
+# What a capture found, against the page's last version (the newest capture with a main text, or
+# with a body when the page has no text, such as a PDF):
+FIRST = "first"  # the page's first version (a 2xx at the URL asked)
+UNCHANGED = "unchanged"  # the same main text as the last version (boilerplate may differ)
+EDITED = "edited"  # another main text: a new version
+REMOVED = "removed"  # a 404 or 410: the page is gone
+MOVED = "moved"  # a 2xx reached by a redirect to another page (another host or path)
+FAILED = "failed"  # no usable answer: another status, a timeout, a refusal, a body over the cap
+OUTCOMES = (FIRST, UNCHANGED, EDITED, REMOVED, MOVED, FAILED)
+# The outcomes that start a new version of the page's main text.
+NEW_VERSION = (FIRST, EDITED, MOVED)
+# The headers a capture signs (each only when sent, at most HEADER_CHARS characters).
+HEADER_NAMES = ("content_type", "content_encoding", "last_modified", "etag")
+HEADER_CHARS = 1024
+TEXT_KEYS = frozenset(("sha256", "length", "extractor"))
+MAX_REDIRECTS = 20
+URL_CHARS = 4096
+BODY_KEYS = frozenset(
+    (
+        "schema",
+        "spider",
+        "vendor",
+        "item",
+        "url",
+        "captured_at",
+        "run",
+        "outcome",
+        "final_url",
+        "status",
+        "redirects",
+        "headers",
+        "ip_address",
+        "tls_certificate_sha256",
+        "body_sha256",
+        "body_length",
+        "request_head_sha256",
+        "response_head_sha256",
+        "text",
+        "error",
+    )
+)
+# The kept blobs a capture record names by digest (beside `text.sha256`): crovia audit checks each.
+KEPT_DIGESTS = ("body_sha256", "request_head_sha256", "response_head_sha256")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_AXIOM_ID = re.compile(r"axm_[0-9a-f]{64}")
+_MICRO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\.[0-9]{6}Z")
+
+
+def new_capture_envelope(
+    *,
+    spider: str,
+    vendor: str,
+    item: str,
+    url: str,
+    captured_at: str,
+    run_hash: str,
+    outcome: str,
+    previous: str = "",
+    final_url: str = "",
+    status: int | None = None,
+    redirects: Sequence[str] = (),
+    headers: Mapping[str, str] | None = None,
+    ip_address: str = "",
+    tls_certificate_sha256: str = "",
+    body_sha256: str = "",
+    body_length: int | None = None,
+    request_head_sha256: str = "",
+    response_head_sha256: str = "",
+    text: Mapping[str, Any] | None = None,
+    error: str = "",
+    issued_at: str | None = None,
+) -> dict[str, Any]:
+    """Build the UNSIGNED AX.CAPTURE envelope of one capture of the page `url` of the item whose
+    AX.OBS envelope is `item` (its axiom_id), chained to the `previous` capture record of the
+    same page (its axiom_id, "" for the first). Empty values are left out (absent, never null).
+    Raises InvalidRecord for a malformed field (capture_problem)."""
+    moment = _MICRO.fullmatch(captured_at) if type(captured_at) is str else None
+    if moment is None:
+        raise InvalidRecord(f"captured_at {captured_at!r} is not UTC with microseconds and Z")
+    body: dict[str, Any] = {
+        "schema": CAPTURE_SCHEMA,
+        "spider": spider,
+        "vendor": vendor,
+        "item": item,
+        "url": url,
+        "captured_at": captured_at,
+        "run": run_hash,
+        "outcome": outcome,
+    }
+    optional: dict[str, Any] = {
+        "final_url": final_url,
+        "status": status,
+        "redirects": list(redirects),
+        "headers": {k: v for k, v in (headers or {}).items() if v},
+        "ip_address": ip_address,
+        "tls_certificate_sha256": tls_certificate_sha256,
+        "body_sha256": body_sha256,
+        "body_length": body_length,
+        "request_head_sha256": request_head_sha256,
+        "response_head_sha256": response_head_sha256,
+        "text": dict(text or {}),
+        "error": error,
+    }
+    body.update({k: v for k, v in optional.items() if v or (k == "body_length" and v == 0)})
+    if body.get("body_length") is not None and "body_sha256" not in body:
+        del body["body_length"]
+    if problem := capture_problem(body):
+        raise InvalidRecord(problem)
+    if previous and not _AXIOM_ID.fullmatch(previous):
+        raise InvalidRecord(f"previous capture {previous!r} is not an axiom_id (axm_ + 64 hex)")
+    envelope = {
+        "axiom_type": CAPTURE_TYPE,
+        "body": body,
+        "confidence": {"method": "deterministic"},
+        "decision": CAPTURE_DECISION,
+        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
+        "notes": f"Capture of {url} for item {item} by spider {spider}: {outcome}",
+        "object": {"captured_by": f"crovia.spider.{spider}", "primary_source_url": url},
+        "predecessors": [previous] if previous else [],
+        "schema": ENVELOPE_SCHEMA,
+        "signer": SIGNER,
+        "subject": {
+            "observed_at": moment.group(1) + "Z",
+            "source_collector": f"spider:{spider}",
+            "target_id": PAGE_TARGET_PREFIX + url,
+        },
+        "tsa": dict(TSA_NONE),
+        "zk_mode": "clear",
+        "zk_proof": None,
+    }
+    check_signable(envelope)
+    return envelope
+
+
+def is_capture_record(envelope: Any) -> bool:
+    """True for an AX.CAPTURE envelope (by its axiom_type; its shape is checked elsewhere)."""
+    mapping = type(envelope) is dict or isinstance(envelope, Mapping)
+    return mapping and envelope.get("axiom_type") == CAPTURE_TYPE
+
+
+def capture_problem(body: Any) -> str:
+    """What is wrong with an AX.CAPTURE body ("" when nothing is): the keys (BODY_KEYS, the first
+    eight required), string fields as strings, `item` an axiom_id, the outcome, `status` and
+    `body_length` ints, `redirects` a list of at most MAX_REDIRECTS strings, `headers` an object
+    of HEADER_NAMES strings, each digest 64 lowercase hex, `text` `{sha256, length, extractor}`;
+    and the facts that go together: a body has its digest, length, status and final URL; a
+    response (a status) has its final URL; `failed` has an error; the other outcomes a status."""
+    if type(body) is not dict:
+        return "a capture record's body is a JSON object"
+    if body.get("schema") != CAPTURE_SCHEMA:
+        return f"body.schema is not {CAPTURE_SCHEMA!r}"
+    if not body.keys() <= BODY_KEYS:
+        return f"body has keys a capture record does not: {sorted(body.keys() - BODY_KEYS)}"
+    for name in ("spider", "vendor", "item", "url", "captured_at", "run", "outcome"):
+        if type(body.get(name)) is not str or not body[name]:
+            return f"body.{name} is not a non-empty string"
+    if not _AXIOM_ID.fullmatch(body["item"]):
+        return "body.item is not an axiom_id (axm_ and 64 lowercase hex)"
+    if not _MICRO.fullmatch(body["captured_at"]):
+        return "body.captured_at is not UTC with microseconds and Z"
+    if body["outcome"] not in OUTCOMES:
+        return f"body.outcome is not one of {', '.join(OUTCOMES)}"
+    for name in ("url", "final_url"):
+        if name in body and (type(body[name]) is not str or not 0 < len(body[name]) <= URL_CHARS):
+            return f"body.{name} is not a string of 1 to {URL_CHARS} characters"
+    for name in ("ip_address", "error"):
+        if name in body and (type(body[name]) is not str or not body[name]):
+            return f"body.{name} is not a non-empty string"
+    for name in ("status", "body_length"):
+        if name in body and (type(body[name]) is not int or body[name] < 0):
+            return f"body.{name} is not an int of at least 0"
+    for name in ("tls_certificate_sha256", *KEPT_DIGESTS):
+        if name in body and (type(body[name]) is not str or not _HEX64.fullmatch(body[name])):
+            return f"body.{name} is not 64 lowercase hex"
+    redirects = body.get("redirects", [])
+    if (
+        type(redirects) is not list
+        or len(redirects) > MAX_REDIRECTS
+        or not all(type(u) is str and 0 < len(u) <= URL_CHARS for u in redirects)
+    ):
+        return f"body.redirects is not a list of at most {MAX_REDIRECTS} URLs"
+    headers = body.get("headers", {})
+    if type(headers) is not dict or not headers.keys() <= set(HEADER_NAMES):
+        return f"body.headers is not an object of {', '.join(HEADER_NAMES)}"
+    if not all(type(v) is str and 0 < len(v) <= HEADER_CHARS for v in headers.values()):
+        return f"body.headers holds a value that is not a string of 1 to {HEADER_CHARS} characters"
+    if "text" in body:
+        text = body["text"]
+        if type(text) is not dict or text.keys() != TEXT_KEYS:
+            return "body.text is not {sha256, length, extractor}"
+        if type(text["sha256"]) is not str or not _HEX64.fullmatch(text["sha256"]):
+            return "body.text.sha256 is not 64 lowercase hex"
+        if type(text["length"]) is not int or text["length"] < 0:
+            return "body.text.length is not an int of at least 0"
+        if type(text["extractor"]) is not str or not text["extractor"]:
+            return "body.text.extractor is not a non-empty string"
+    if "body_sha256" in body and not {"body_length", "status", "final_url"} <= body.keys():
+        return "body.body_sha256 names a body without its body_length, status and final_url"
+    if ("body_length" in body or "text" in body) and "body_sha256" not in body:
+        return "body.body_length and body.text are those of a kept body (body_sha256)"
+    if "status" in body and "final_url" not in body:
+        return "body.status is a response's: its final_url is missing"
+    if body["outcome"] == FAILED and "error" not in body:
+        return "a failed capture says why (body.error)"
+    if body["outcome"] != FAILED and "status" not in body:
+        return f"a capture {body['outcome']} names the response's status"
+    return ""
+
+
+def describe_capture(envelope: Mapping[str, Any]) -> str:
+    """One line saying what a capture record vouches for: "page URL of item A captured at T:
+    edited, HTTP 200 from FINAL, body H (N bytes), main text S (L characters)"."""
+    body = envelope.get("body") or {}
+    facts = [str(body.get("outcome"))]
+    if "status" in body:
+        facts.append(f"HTTP {body['status']}")
+    if body.get("final_url") and body.get("final_url") != body.get("url"):
+        facts.append(f"at {body['final_url']}")
+    if "body_sha256" in body:
+        facts.append(f"body {body['body_sha256']} ({body.get('body_length')} bytes)")
+    text = body.get("text")
+    if isinstance(text, Mapping):
+        facts.append(f"main text {text.get('sha256')} ({text.get('length')} characters)")
+    elif "body_sha256" in body:
+        facts.append("no main text")
+    if body.get("ip_address"):
+        facts.append(f"server {body['ip_address']}")
+    if body.get("tls_certificate_sha256"):
+        facts.append(f"certificate sha256 {body['tls_certificate_sha256']}")
+    if body.get("error"):
+        facts.append(f"error: {body['error']}")
+    return (
+        f"page {body.get('url')} of item {body.get('item')} ({body.get('vendor')}) captured at"
+        f" {body.get('captured_at')}: " + ", ".join(facts)
+    )
