@@ -306,7 +306,14 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
 
 # The modules of hostile cases, each with its expected verdicts (a module missing here is a
 # corpus that silently stopped being loaded).
-HOSTILE_MODULES = {"corpus_eras", "corpus_fetch", "corpus_newline", "corpus_relay", "corpus_tsa"}
+HOSTILE_MODULES = {
+    "corpus_capture",
+    "corpus_eras",
+    "corpus_fetch",
+    "corpus_newline",
+    "corpus_relay",
+    "corpus_tsa",
+}
 
 
 def hostile_corpus(work: Path, pki: TestPki) -> list[tuple[Case, c.Expected]]:

@@ -66,11 +66,14 @@
   }
 
   // What a receipt is of, in words, by its envelope's axiom_type (the one thing that tells them
-  // apart): an item seen in a feed (AX.OBS) or one fetch of a feed (AX.FETCH, a fetch record).
+  // apart): an item seen in a feed (AX.OBS), one fetch of a feed (AX.FETCH, a fetch record) or
+  // one capture of an item's page (AX.CAPTURE, a capture record).
   const KINDS = {
     "AX.OBS": "an item seen in a feed",
     "AX.FETCH": "a feed fetch: what one request for the feed found (a fetch record)",
+    "AX.CAPTURE": "a page capture: what one request for an item's page found (a capture record)",
   };
+  const DATA_KINDS = { "AX.FETCH": "fetch", "AX.CAPTURE": "capture" };
 
   // What a fetch record vouches for, as crovia verify words it (describe_fetch): the feed, the
   // fetch, the HTTP status, the body, the entries read and what the body held besides.
@@ -98,6 +101,36 @@
     }
     if (body.error !== undefined) rows.push(["error", "error", body.error]);
     return rows.concat(readingRows(body));
+  }
+
+  // What a capture record vouches for, as crovia verify words it (describe_capture): the page and
+  // its item, what the capture found, the response (where it came from, what it said it was) and
+  // the digests of the body and of its main text. Every value is the record's, shown as text.
+  function captureRows(body) {
+    const headers = body.headers && typeof body.headers === "object" ? body.headers : {};
+    const text = body.text && typeof body.text === "object" ? body.text : null;
+    const rows = [
+      ["vendor", "vendor", body.vendor],
+      ["page", "url", body.url],
+      ["item", "item", body.item],
+      ["captured at", "captured_at", body.captured_at],
+      ["outcome", "outcome", body.outcome],
+      ["HTTP status", "status", body.status === undefined ? "no response" : `HTTP ${show(body.status)}`],
+    ];
+    const optional = [
+      ["final address", "final_url", body.final_url],
+      ["redirected from", "redirects", Array.isArray(body.redirects) ? body.redirects.join(" → ") : undefined],
+      ["content type", "content_type", headers.content_type],
+      ["content encoding", "content_encoding", headers.content_encoding],
+      ["last modified", "last_modified", headers.last_modified],
+      ["ETag", "etag", headers.etag],
+      ["server address", "ip_address", body.ip_address],
+      ["certificate sha256", "tls_certificate_sha256", body.tls_certificate_sha256],
+      ["body", "body_sha256", body.body_sha256 === undefined ? undefined : `${body.body_sha256} (${show(body.body_length)} bytes)`],
+      ["main text", "text", text ? `${show(text.sha256)} (${show(text.length)} characters, by ${show(text.extractor)})` : undefined],
+      ["error", "error", body.error],
+    ];
+    return rows.concat(optional.filter(([, , value]) => value !== undefined));
   }
 
   // How the source was read, when not as a feed: its kind (body.kind), the options it was read
@@ -142,11 +175,11 @@
     const body = V.plain(receipt.envelope.body);
     const env = V.plain(receipt.envelope);
     const seal = V.plain(receipt.seal || {});
-    const fetched = env.axiom_type === "AX.FETCH";
-    list.setAttribute("data-kind", fetched ? "fetch" : "item");
+    const kind = DATA_KINDS[env.axiom_type] || "item";
+    list.setAttribute("data-kind", kind);
     const rows = [
       ["receipt of", "kind", KINDS[env.axiom_type] || show(env.axiom_type)],
-      ...(fetched ? fetchRows(env, body) : itemRows(env, body)),
+      ...(kind === "fetch" ? fetchRows(env, body) : kind === "capture" ? captureRows(body) : itemRows(env, body)),
       ["signed at", "issued_at", env.issued_at],
       ["leaf", "leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
       ["sealed at", "sealed_at", seal.sealed_at],

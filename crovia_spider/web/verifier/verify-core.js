@@ -341,7 +341,13 @@
     ["body", "outcome"], ["body", "fetched_at"], ["object", "captured_by"],
     ["object", "primary_source_url"], ["subject", "observed_at"],
   ];
-  const REPORTED_BY_TYPE = { [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH };
+  // An AX.CAPTURE record reports the page, the item it captures and what the capture found.
+  const REPORTED_CAPTURE = [
+    ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "vendor"], ["body", "url"],
+    ["body", "item"], ["body", "outcome"], ["body", "captured_at"], ["object", "captured_by"],
+    ["object", "primary_source_url"], ["subject", "observed_at"],
+  ];
+  const REPORTED_BY_TYPE = { [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH, "AX.CAPTURE": REPORTED_CAPTURE };
   // The reported times and their one form each, ASCII digits only (ledger/envelope_shape.py TIMES).
   const SECONDS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
   const FRACTION = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
@@ -349,6 +355,7 @@
   const TIMES_BY_TYPE = {
     [AXIOM_TYPE]: [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION]],
     "AX.FETCH": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "fetched_at", MICROS]],
+    "AX.CAPTURE": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "captured_at", MICROS]],
   };
   const FETCH_OUTCOMES = ["new_body", "unchanged_body", "unreadable_body", "not_modified", "failed"];
   const ROTATION_SCHEMA = "crovia.key_rotation.v1";
@@ -644,7 +651,8 @@
       throw new CheckFailed("envelope_shape", "envelope keys", ENVELOPE_KEYS, sortedKeys(env));
     }
     if (env.schema !== ENVELOPE_SCHEMA) throw new CheckFailed("envelope_shape", "envelope.schema", ENVELOPE_SCHEMA, plain(env.schema));
-    // AX.OBS (an observed item) or AX.FETCH (a fetch record), as ledger/envelope_shape.py.
+    // AX.OBS (an observed item), AX.FETCH (a fetch record) or AX.CAPTURE (a capture of an
+    // item's page), as ledger/envelope_shape.py.
     const reported = typeof env.axiom_type === "string" && Object.hasOwn(REPORTED_BY_TYPE, env.axiom_type) ? REPORTED_BY_TYPE[env.axiom_type] : null;
     if (!reported) throw new CheckFailed("envelope_shape", "envelope.axiom_type", Object.keys(REPORTED_BY_TYPE).sort(), plain(env.axiom_type));
     for (const [section, name] of reported) {
@@ -664,6 +672,8 @@
     }
     if (reported === REPORTED_FETCH) checkFetchEntries(env.body.entries);
     if (reported === REPORTED_FETCH) checkFetchReading(env.body);
+    // A capture's facts are all reported (crovia verify, the page): every one well-formed.
+    if (reported === REPORTED_CAPTURE) checkCapture(env.body);
     // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
     // so a non-empty string when present, on an item as on a fetch record.
     if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
@@ -726,6 +736,85 @@
         fail(`${where} names neither a body, an error nor a loop`);
       }
     });
+  }
+
+  // A capture record's body, as ledger/capture_record.py capture_problem holds it, rule for rule
+  // and in the same order. Lengths are in code points, as Python counts them (a string's
+  // `length` here counts UTF-16 units: an emoji is two).
+  const CAPTURE_SCHEMA = "crovia.capture.v1";
+  const CAPTURE_OUTCOMES = ["first", "unchanged", "edited", "removed", "moved", "failed"];
+  const CAPTURE_HEADER_NAMES = ["content_type", "content_encoding", "last_modified", "etag"];
+  const CAPTURE_HEADER_CHARS = 1024;
+  const CAPTURE_TEXT_KEYS = ["sha256", "length", "extractor"];
+  const CAPTURE_MAX_REDIRECTS = 20;
+  const CAPTURE_URL_CHARS = 4096;
+  const CAPTURE_KEPT_DIGESTS = ["body_sha256", "request_head_sha256", "response_head_sha256"];
+  const CAPTURE_BODY_KEYS = [
+    "schema", "spider", "vendor", "item", "url", "captured_at", "run", "outcome", "final_url",
+    "status", "redirects", "headers", "ip_address", "tls_certificate_sha256", "body_sha256",
+    "body_length", "request_head_sha256", "response_head_sha256", "text", "error",
+  ];
+  const AXIOM_ID = /^axm_[0-9a-f]{64}$/;
+  const codePoints = (s) => [...s].length;
+  const sizedString = (v, most) => typeof v === "string" && v !== "" && codePoints(v) <= most;
+  const nonNegativeInt = (v) => v instanceof JsonInt && v.big >= 0n;
+  function checkCapture(body) {
+    const fail = (what) => { throw new CheckFailed("envelope_shape", `envelope.body.${what}`, null, null); };
+    if (body.schema !== CAPTURE_SCHEMA) fail(`schema is not '${CAPTURE_SCHEMA}'`);
+    const extra = Object.keys(body).filter((k) => !CAPTURE_BODY_KEYS.includes(k));
+    if (extra.length) {
+      const named = extra.sort(compareCodePoints).map((k) => `'${k}'`).join(", ");
+      throw new CheckFailed("envelope_shape", `envelope.body has keys a capture record does not: [${named}]`, null, null);
+    }
+    for (const name of ["spider", "vendor", "item", "url", "captured_at", "run", "outcome"]) {
+      if (typeof body[name] !== "string" || body[name] === "") fail(`${name} is not a non-empty string`);
+    }
+    if (!AXIOM_ID.test(body.item)) fail("item is not an axiom_id (axm_ and 64 lowercase hex)");
+    if (!MICROS.test(body.captured_at)) fail("captured_at is not UTC with microseconds and Z");
+    if (!CAPTURE_OUTCOMES.includes(body.outcome)) fail(`outcome is not one of ${CAPTURE_OUTCOMES.join(", ")}`);
+    for (const name of ["url", "final_url"]) {
+      if (has(body, name) && !sizedString(body[name], CAPTURE_URL_CHARS)) fail(`${name} is not a string of 1 to ${CAPTURE_URL_CHARS} characters`);
+    }
+    for (const name of ["ip_address", "error"]) {
+      if (has(body, name) && (typeof body[name] !== "string" || body[name] === "")) fail(`${name} is not a non-empty string`);
+    }
+    for (const name of ["status", "body_length"]) {
+      if (has(body, name) && !nonNegativeInt(body[name])) fail(`${name} is not an int of at least 0`);
+    }
+    for (const name of ["tls_certificate_sha256", ...CAPTURE_KEPT_DIGESTS]) {
+      if (has(body, name) && (typeof body[name] !== "string" || !HEX64.test(body[name]))) fail(`${name} is not 64 lowercase hex`);
+    }
+    const redirects = has(body, "redirects") ? body.redirects : [];
+    if (!Array.isArray(redirects) || redirects.length > CAPTURE_MAX_REDIRECTS || !redirects.every((u) => sizedString(u, CAPTURE_URL_CHARS))) {
+      fail(`redirects is not a list of at most ${CAPTURE_MAX_REDIRECTS} URLs`);
+    }
+    const headers = has(body, "headers") ? body.headers : {};
+    if (!isObject(headers) || !Object.keys(headers).every((k) => CAPTURE_HEADER_NAMES.includes(k))) {
+      fail(`headers is not an object of ${CAPTURE_HEADER_NAMES.join(", ")}`);
+    }
+    if (!Object.values(headers).every((v) => sizedString(v, CAPTURE_HEADER_CHARS))) {
+      fail(`headers holds a value that is not a string of 1 to ${CAPTURE_HEADER_CHARS} characters`);
+    }
+    if (has(body, "text")) {
+      const text = body.text;
+      if (!isObject(text) || !sameSet(Object.keys(text), CAPTURE_TEXT_KEYS)) fail("text is not {sha256, length, extractor}");
+      if (typeof text.sha256 !== "string" || !HEX64.test(text.sha256)) fail("text.sha256 is not 64 lowercase hex");
+      if (!nonNegativeInt(text.length)) fail("text.length is not an int of at least 0");
+      if (typeof text.extractor !== "string" || text.extractor === "") fail("text.extractor is not a non-empty string");
+    }
+    if (has(body, "body_sha256") && !["body_length", "status", "final_url"].every((k) => has(body, k))) {
+      fail("body_sha256 names a body without its body_length, status and final_url");
+    }
+    if ((has(body, "body_length") || has(body, "text")) && !has(body, "body_sha256")) {
+      fail("body_length and body.text are those of a kept body (body_sha256)");
+    }
+    if (has(body, "status") && !has(body, "final_url")) fail("status is a response's: its final_url is missing");
+    if (body.outcome === "failed" && !has(body, "error")) {
+      throw new CheckFailed("envelope_shape", "a failed capture says why (body.error)", null, null);
+    }
+    if (body.outcome !== "failed" && !has(body, "status")) {
+      throw new CheckFailed("envelope_shape", `a capture ${body.outcome} names the response's status`, null, null);
+    }
   }
 
   async function checkLeafHash(receipt) {

@@ -1,0 +1,72 @@
+"""`crovia monitor` over a published log holding capture records (AX.CAPTURE): the captures of an
+item's page, one of each outcome, are entries like any other ("+N entries verified"); a capture
+record whose body breaks a rule of capture_problem, though signed by the log's key, sealed and
+published, is refused naming its leaf, and the monitor's state is left as it was. The records and
+the broken bodies are the differential corpus's (tests/web/corpus_capture.py), so the monitor is
+held to the same verdicts as `crovia verify` and the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from crovia_spider.cli import main
+from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, axiom_id_of, sign_envelope
+from ledger.publish import publish
+from ledger.store import Ledger
+from tests.ledger.conftest import Log
+from tests.vectors.make_vectors import sample_envelope
+from tests.web.corpus_capture import BROKEN, OUTCOMES, capture_chain, changed
+
+ITEM = sample_envelope(1)
+CHAIN = dict(zip(OUTCOMES, capture_chain(axiom_id_of(ITEM)), strict=True))
+
+
+def monitored(log: Log, state: Path) -> int:
+    return main(["monitor", str(log.pub), "--vkey", log.vkey, "--state", str(state)])
+
+
+@pytest.fixture
+def followed(log: Log, tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
+    """The log of an item and the first capture of its page, then of the five captures after it,
+    each increment published and monitored; the monitor's state file."""
+    state = tmp_path / "state.json"
+    for increment in ([ITEM, CHAIN["first"]], list(CHAIN.values())[1:]):
+        with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
+            ledger.issue(increment)
+            ledger.seal()
+        publish(log.ledger_dir, log.pub)
+        assert monitored(log, state) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line for line in printed if "entries verified" in line] == [
+        "size 2: +2 entries verified",
+        "size 7: +5 entries verified",
+    ]
+    return state
+
+
+def test_a_log_of_capture_records_is_verified(followed: Path) -> None:
+    assert orjson.loads(followed.read_bytes())["size"] == 7
+
+
+@pytest.mark.parametrize("wrong", sorted(BROKEN))
+def test_an_out_of_shape_capture_record_is_refused_naming_its_leaf(
+    log: Log, followed: Path, capsys: pytest.CaptureFixture, wrong: str
+) -> None:
+    base, change = BROKEN[wrong]
+    envelope = {**CHAIN[base], "body": changed(change)(CHAIN[base]["body"])}
+    anchors = [{"chain": ANCHOR_CHAIN, "height": 7, **ANCHOR_SEE_RECEIPT}]
+    line = orjson.dumps(sign_envelope(envelope, anchors, log.key), option=orjson.OPT_SORT_KEYS)
+    # appended past the writer (which refuses it), as a signer that let it through would
+    with (log.ledger_dir / "axiom_ledger.jsonl").open("ab") as ledger_file:
+        ledger_file.write(line + b"\n")
+    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
+        assert ledger.leaf_count == 8
+        ledger.seal()
+    publish(log.ledger_dir, log.pub)
+    before = followed.read_bytes()
+    assert monitored(log, followed) == 1
+    assert "check entry failed: leaf 7: " in capsys.readouterr().err
+    assert followed.read_bytes() == before
