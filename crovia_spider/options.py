@@ -51,6 +51,15 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "268435456",
         "bytes of sitemaps one source may hold per crawl; past them no more are fetched",
     ),
+    "CROVIA_CAPTURE": ("1", "1: capture the pages of items of sources with `capture`; 0: never"),
+    "CROVIA_RECAPTURE_AFTER": (
+        "1h,1d,7d,30d",
+        "when a captured page is captured again, after first seen; then every last interval",
+    ),
+    "CROVIA_CAPTURE_MAX_BYTES": (
+        "16777216",
+        "bytes of one page a capture keeps; a longer page is a failed capture",
+    ),
     "CROVIA_FAILING_AFTER": (
         "3",
         "crawls in a row a feed must fail to be named in every crawl summary (0: never)",

@@ -42,6 +42,13 @@ CROVIA_MAX_SITEMAP_URLS = env_default("CROVIA_MAX_SITEMAP_URLS")
 CROVIA_SITEMAP_FETCHES = env_default("CROVIA_SITEMAP_FETCHES")
 CROVIA_SITEMAP_DEPTH = env_default("CROVIA_SITEMAP_DEPTH")
 CROVIA_SITEMAP_BYTES = env_default("CROVIA_SITEMAP_BYTES")
+# Captures of items' pages (docs/spider.md "Captures"): on/off, the recapture schedule, the cap.
+CROVIA_CAPTURE = env_default("CROVIA_CAPTURE")
+CROVIA_RECAPTURE_AFTER = env_default("CROVIA_RECAPTURE_AFTER")
+CROVIA_CAPTURE_MAX_BYTES = env_default("CROVIA_CAPTURE_MAX_BYTES")
+# Set by `crovia capture`: fetch no feed, only the pages due (CROVIA_CAPTURE_ALL: every page).
+CROVIA_CAPTURE_ONLY = False
+CROVIA_CAPTURE_ALL = False
 # Set: every crawl ends by writing Prometheus metrics there (crovia_spider/runs/metrics.py).
 CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
 CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")
@@ -83,6 +90,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crovia_spider.fetching.middlewares.FetchPolicyMiddleware": 75,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.fetching.middlewares.BackoffRetryMiddleware": 550,
+    # A capture's heads, taken before HttpCompressionMiddleware (590) decodes the body.
+    "crovia_spider.capture.heads.CaptureHeadsMiddleware": 595,
     # Last before the download: once a Ctrl-C stopped the crawl, nothing new is fetched.
     "crovia_spider.runs.stopping.StopGate": 990,
 }

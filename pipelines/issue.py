@@ -24,6 +24,7 @@ once.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import deque
 from concurrent.futures import Future
@@ -32,16 +33,22 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 
+from crovia_spider.capture.book import DEFAULT_SCHEDULE, CaptureBook, parse_schedule, set_book
+from crovia_spider.capture.text import extractor as text_extractor
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runs.feed_state import failing_streaks, load_state, updated_state
 from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runs.runsummary import log_summary
+from crovia_spider.spiders.capturing import CAPTURE_RECORDED, PageFetch
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
-from ledger.envelope import new_envelope
+from ledger.capture_record import FAILED as CAPTURE_FAILED
+from ledger.capture_record import new_capture_envelope
+from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.fetch_record import new_fetch_envelope
 from ledger.store import BodyStore, Ledger
+from ledger.store.pages import capture_of
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
 
@@ -50,8 +57,10 @@ logger = logging.getLogger(__name__)
 # feed cannot pile every envelope of a crawl up in memory.
 MAX_PENDING_BATCHES = 4
 NOT_ISSUED = "not issued: the ledger failed earlier in this run"
-# The `change` of a fetch record in a batch: it is no item, so it counts in no item counter.
+# The `change` of a fetch record and of a capture record in a batch: no item, no item counter.
 FETCH = "fetch"
+CAPTURE = "capture"
+NOT_ITEMS = (FETCH, CAPTURE)
 
 
 def object_extra(item: FeedEntryItem) -> dict[str, Any]:
@@ -77,6 +86,8 @@ class IssuePipeline(Stage):
         self.kept: set[str] = set()  # bodies durable in the ledger (writer thread only)
         self.pending: deque[Future[None]] = deque()
         self.failed = False
+        self.book: CaptureBook | None = None  # loaded when the crawl has sources with captures
+        self.captured: dict[str, int] = {}  # capture outcome -> count, for the summary
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IssuePipeline:
@@ -90,10 +101,29 @@ class IssuePipeline(Stage):
             logger.critical("crawl refused: %s", exc)
             raise
         stage.run.lock_acquired_at = stage.session.opened_at
+        stage._load_book()
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(stage.capture_recorded, signal=CAPTURE_RECORDED)
         crawler.signals.connect(stage.item_error, signal=signals.item_error)
         crawler.signals.connect(stage.fetch_recorded, signal=FETCH_RECORDED)
         return stage
+
+    def _load_book(self) -> None:
+        """The capture book, under the ledger lock, when this crawl captures pages: brought up to
+        date with the ledger (crovia_spider/capture/book.py). A bad schedule refuses the crawl."""
+        spider = getattr(self.crawler, "spider", None)
+        if not getattr(spider, "capture_vendors", None):
+            return
+        setting = self.crawler.settings.get("CROVIA_RECAPTURE_AFTER") or DEFAULT_SCHEDULE
+        try:
+            schedule = parse_schedule(setting)
+        except ValueError as exc:
+            self.session.close()
+            raise CrawlRefused(f"CROVIA_RECAPTURE_AFTER: {exc}") from None
+        self.book = self.session.submit(
+            lambda writer: CaptureBook.load(writer.directory, schedule)
+        ).result()
+        set_book(self.crawler, self.book)
 
     def item_error(self, item: Any, response: Any, spider: Any, failure: Any) -> None:
         """An unexpected error in a stage (Scrapy logs its traceback): the item is still counted,
@@ -117,6 +147,15 @@ class IssuePipeline(Stage):
             logger.warning("invalid record from %s (%s): %s", item.vendor, item.target_id, exc)
             raise self.drop(item, f"invalid record ({type(exc).__name__})") from None
         self.batch.append((item.vendor, item.change, envelope))
+        if (
+            self.book is not None
+            and item.link
+            and item.vendor in self.crawler.spider.capture_vendors
+        ):
+            job = self.book.note_item(
+                item.identity_key, axiom_id_of(envelope), item.link, item.vendor, item.spider
+            )
+            self.crawler.spider.queue_capture(job)
         if item.fetch:
             self.batch_bodies[item.fetch["body_sha256"]] = item.body
         # Until the batch goes to the writer, a later sighting of the item finds its envelope here.
@@ -139,6 +178,76 @@ class IssuePipeline(Stage):
         if len(self.batch) >= self.batch_size:
             self._flush()
 
+    def capture_recorded(self, capture: PageFetch) -> None:
+        """Sign a capture record (AX.CAPTURE) of an item's page: its outcome against the page's
+        last version (the capture book), chained to the page's previous capture; keep its body,
+        heads and main text. After a ledger failure nothing more is issued."""
+        if self.failed or not self.session.is_open or self.book is None:
+            return
+        job = capture.job
+        blobs: dict[str, bytes] = {}
+
+        def kept(data: bytes) -> str:
+            digest = hashlib.sha256(data).hexdigest()
+            blobs[digest] = data
+            return digest
+
+        fields: dict[str, Any] = {}
+        if capture.body is not None:
+            fields["body_sha256"] = kept(capture.body)
+            fields["body_length"] = len(capture.body)
+            for name, head in (
+                ("request_head_sha256", capture.request_head),
+                ("response_head_sha256", capture.response_head),
+            ):
+                if head:
+                    fields[name] = kept(head)
+        if capture.text is not None and "body_sha256" in fields:
+            text = capture.text.encode("utf-8")
+            fields["text"] = {
+                "sha256": kept(text),
+                "length": len(capture.text),
+                "extractor": text_extractor(),
+            }
+        version = fields.get("text", {}).get("sha256") or fields.get("body_sha256", "")
+        outcome, previous = self.book.judge(
+            job.key, job.url, capture.final_url, capture.status, version
+        )
+        error = capture.error
+        if outcome == CAPTURE_FAILED and not error:
+            error = f"HTTP {capture.status}"
+        try:
+            envelope = new_capture_envelope(
+                spider=capture.spider,
+                vendor=job.vendor,
+                item=job.item,
+                url=job.url,
+                captured_at=capture.captured_at,
+                run_hash=capture.run_hash,
+                outcome=outcome,
+                previous=previous,
+                final_url=capture.final_url,
+                status=capture.status,
+                redirects=capture.redirects,
+                headers=capture.headers,
+                ip_address=capture.ip_address,
+                tls_certificate_sha256=capture.tls_certificate_sha256,
+                error=error,
+                **fields,
+            )
+        except LedgerError as exc:
+            problem = f"capture of {job.url[:200]} not recordable: {exc}"
+            logger.warning("%s", problem)
+            self.run.problems.append(problem)
+            return
+        axiom_id = axiom_id_of(envelope)
+        self.book.record(job.key, capture_of({**envelope, "axiom_id": axiom_id}, -1))
+        self.captured[outcome] = self.captured.get(outcome, 0) + 1
+        self.batch.append((job.vendor, CAPTURE, envelope))
+        self.batch_bodies.update(blobs)
+        if len(self.batch) >= self.batch_size:
+            self._flush()
+
     def close_spider(self) -> None:
         if self.session.is_open:
             self._flush()
@@ -156,7 +265,7 @@ class IssuePipeline(Stage):
     def _flush(self) -> None:
         if self.failed:
             for vendor, change, _ in self.batch:
-                if change != FETCH:
+                if change not in NOT_ITEMS:
                     self.run.drop(vendor, NOT_ISSUED)
         elif self.batch:
             self.pending.append(self.session.submit(self._issue, self.batch, self.batch_bodies))
@@ -191,7 +300,7 @@ class IssuePipeline(Stage):
         batch: list[tuple[str, str, dict[str, Any]]],
         bodies: dict[str, bytes],
     ) -> None:
-        items = [(vendor, change) for vendor, change, _ in batch if change != FETCH]
+        items = [(vendor, change) for vendor, change, _ in batch if change not in NOT_ITEMS]
         if self.failed:
             for vendor, _ in items:
                 self.run.drop(vendor, NOT_ISSUED)
@@ -235,6 +344,11 @@ class IssuePipeline(Stage):
         record = run.record(utc_now_micro(), outcome)
         writer.append_run(record)
         state = updated_state(writer.directory, run) if not self.failed else None
+        if self.book is not None and not self.failed:
+            self.book.save(writer.directory, writer.leaf_count)
+        if self.captured:
+            found = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.captured.items()))
+            logger.info("captured %d pages: %s", sum(self.captured.values()), found)
         self.crawler.stats.set_value(RUN_RECORDED, True)
         after = self.crawler.settings.getint("CROVIA_FAILING_AFTER", 3)
         streaks = failing_streaks(state or load_state(writer.directory), run, after)

@@ -48,6 +48,8 @@ COMMANDS = {
     "history": "crovia_spider.cli.history_cmds",
     "absent": "crovia_spider.cli.history_cmds",
     "body": "crovia_spider.cli.body_cmds",
+    "capture": "crovia_spider.cli.capture_cmds",
+    "diff": "crovia_spider.cli.capture_cmds",
     "crawl": "crovia_spider.cli.crawl_cmds",
     "feeds": "crovia_spider.cli.feeds_cmds",
     "schedule": "crovia_spider.cli.schedule_cmds",

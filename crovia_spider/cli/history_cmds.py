@@ -17,7 +17,13 @@ import argparse
 from typing import Any
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+from crovia_spider.cli.ledger_args import (
+    json_flag,
+    ledger_dir,
+    print_json,
+    printable,
+    require_ledger,
+)
 
 EXIT_ABSENT = 0
 EXIT_PRESENT = 1
@@ -149,8 +155,9 @@ def cmd_history(args: argparse.Namespace) -> int:
             f"{len(identities)} items match, name one by AXIOM_ID (or --vendor V): {shown}"
         )
     line = _timeline(args.ledger_dir, identities[0])
+    page = page_history(args.ledger_dir, {version.axiom_id for version in line.versions})
     if args.json:
-        print_json({"ok": True, **line.as_dict()})
+        print_json({"ok": True, **line.as_dict(), "page": page.as_dict()})
         return EXIT_OK
     print(f"item {_identity_text(line.identity)}")
     print("versions (AX.OBS):")
@@ -172,7 +179,49 @@ def cmd_history(args: argparse.Namespace) -> int:
         print("  every fetch:")
         for seen in feed.fetches:
             print(f"    {seen.fetched_at}  {_fetch_text(seen):<44} {seen.axiom_id}")
+    _print_page(page)
     return EXIT_OK
+
+
+def page_history(directory: Any, item_ids: set[str]) -> Any:
+    from ledger.store.pages import page_history as read
+
+    return read(directory, item_ids)
+
+
+def item_versions(directory: Any, axiom_id: str) -> set[str]:
+    """The axiom_ids of every version of the item one of whose versions is `axiom_id`."""
+    from ledger.store import item_envelopes
+
+    found = item_envelopes(directory, lambda env: env.get("axiom_id") == axiom_id)
+    identities = _identities(found)
+    if not identities:
+        return {axiom_id}
+    same = item_envelopes(directory, lambda env: env["object"].get("identity") == identities[0])
+    return {str(env.get("axiom_id")) for env in same}
+
+
+def _print_page(page: Any) -> None:
+    """The item's page, capture by capture (AX.CAPTURE): versions, removals and moves."""
+    if not page.captures:
+        return
+    print(f"page {printable(page.captures[0].url)} (captures, AX.CAPTURE):")
+    number = 0
+    for capture in page.captures:
+        facts = [f"HTTP {capture.status}" if capture.status is not None else "no answer"]
+        if capture.outcome in ("first", "edited", "moved"):
+            number += 1
+            facts.insert(0, f"version {number}")
+        if capture.outcome == "moved" or (
+            capture.final_url and capture.final_url != capture.url
+        ):
+            facts.append(f"at {printable(capture.final_url)}")
+        if capture.text_sha256:
+            facts.append(f"text {capture.text_sha256[:16]} ({capture.text_length} characters)")
+        if capture.error:
+            facts.append(printable(capture.error))
+        what = f"{capture.outcome}: " + ", ".join(facts)
+        print(f"  {capture.captured_at}  {what:<60} {capture.axiom_id}")
 
 
 def cmd_absent(args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ DEFAULT_CATEGORY = "news"
 DEFAULT_KIND = "feed"
 KINDS = ("feed", "jsonfeed", "sitemap", "page")  # a reader each: crovia_spider/feed/kinds.py
 PATTERN_KINDS = ("sitemap", "page")  # the kinds whose URLs `include` / `exclude` pick
+CAPTURE_KINDS = ("sitemap", "page")  # captured unless `capture = false` (FeedConfig.captures)
 SELECTORS = ("item", "link", "title", "date")  # a page's selectors; `date` may be left out
 MAX_PATTERNS = 100  # include or exclude patterns of one entry
 PATTERN_CHARS = 500  # one pattern or selector
@@ -55,7 +56,7 @@ MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them a
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
 _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
-    "relay", "kind", "include", "exclude", "selectors",
+    "relay", "kind", "include", "exclude", "selectors", "capture",
 }  # fmt: skip
 # A relay's name is read in every verifier's output: one short line of printable text.
 RELAY_CHARS = 80
@@ -79,6 +80,18 @@ class FeedConfig:
     include: tuple[str, ...] = ()  # patterns a sitemap's or a page's URLs must match (one of)
     exclude: tuple[str, ...] = ()  # patterns they must not match
     selectors: tuple[tuple[str, str], ...] = ()  # a page's (name, CSS) pairs, in SELECTORS order
+    # Capture each new or updated item's page (docs/spider.md "Captures"); None: the kind's
+    # default (CAPTURE_KINDS), read through `captures`.
+    capture: bool | None = None
+
+    @property
+    def captures(self) -> bool:
+        """Whether this source's items' pages are captured: `capture` when set, else true for
+        the kinds whose URLs are the vendor's own pages (a sitemap's, a listing page's), false
+        for feeds (an entry may link anywhere) and for arXiv's (its own answer: docs/spider.md)."""
+        if self.capture is not None:
+            return self.capture
+        return self.kind in CAPTURE_KINDS and self.family != ARXIV_FAMILY
 
     @property
     def options(self) -> dict[str, Any]:
@@ -254,7 +267,7 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     selectors = check_selectors(raw.get("selectors"), kind)
     if "relay" in raw:
         check_relay(raw["relay"])
-    for key in ("enabled", "new_spider"):
+    for key in ("enabled", "new_spider", "capture"):
         if not isinstance(raw.get(key, False), bool):
             raise TypeError(f"{key!r} must be true or false")
     delay = raw.get("delay")

@@ -26,13 +26,15 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, unreadable
 from crovia_spider.feed.kinds import read_body
+
+T = TypeVar("T")
 
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_SECONDS = 120.0
@@ -80,17 +82,20 @@ def parse_within(
 ) -> ParsedFeed:
     """`body` read as the source `kind` says (crovia_spider/feed/kinds.py), with the source's
     `options`, with at most `seconds` of CPU time (in the worker, after `worker_setup`)."""
-    parsed: ParsedFeed | None = None
+    try:
+        return run_within(seconds, read_body, body, headers, kind, options)
+    except ParseTimeLimit:
+        reason = f"parsing took more than {seconds:g} s of CPU time (CROVIA_PARSE_SECONDS)"
+        return unreadable(body, reason)
+
+
+def run_within(seconds: float, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` with at most `seconds` of CPU time (in the worker, after `worker_setup`);
+    ParseTimeLimit past it."""
     signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_SECONDS)
     _Timer.armed = True
     try:
-        parsed = read_body(body, headers, kind, options)
-    except ParseTimeLimit:
-        pass
+        return fn(*args)
     finally:
         _Timer.armed = False
         signal.setitimer(signal.ITIMER_PROF, 0)
-    if parsed is None:
-        reason = f"parsing took more than {seconds:g} s of CPU time (CROVIA_PARSE_SECONDS)"
-        return unreadable(body, reason)
-    return parsed

@@ -25,6 +25,7 @@ from typing import Any
 
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from crovia_spider.capture.text import MainText, main_text, text_within
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, unreadable
 from crovia_spider.feed.ceilings import (
@@ -84,6 +85,25 @@ class ParserPool:
                     self._pool = self._start()
         return unreadable(body, WORKER_DIED)
 
+    async def main_text(self, body: bytes, content_type: str) -> MainText:
+        """A captured page's main text (crovia_spider/capture/text.py), in the worker under the
+        same ceilings as a feed body; never raises on bad input."""
+        if self._pool is None:
+            return main_text(body, content_type)
+        loop = asyncio.get_running_loop()
+        for _ in range(2):
+            pool = self._pool
+            try:
+                return await loop.run_in_executor(
+                    pool, text_within, body, content_type, self._seconds
+                )
+            except BrokenProcessPool:
+                if self._pool is pool:
+                    logger.warning("parser worker died on a page; starting another")
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = self._start()
+        return MainText(None, WORKER_DIED.replace("this body", "this page"))
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
@@ -128,6 +148,25 @@ class BlockingParser:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None
         return unreadable(body, WORKER_DIED)
+
+    async def main_text(self, body: bytes, content_type: str) -> MainText:
+        """A captured page's main text (crovia_spider/capture/text.py), in the worker under the
+        same ceilings as a feed body; never raises on bad input."""
+        if self._pool is None:
+            return main_text(body, content_type)
+        loop = asyncio.get_running_loop()
+        for _ in range(2):
+            pool = self._pool
+            try:
+                return await loop.run_in_executor(
+                    pool, text_within, body, content_type, self._seconds
+                )
+            except BrokenProcessPool:
+                if self._pool is pool:
+                    logger.warning("parser worker died on a page; starting another")
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = self._start()
+        return MainText(None, WORKER_DIED.replace("this body", "this page"))
 
     def close(self) -> None:
         if self._pool is not None:

@@ -62,6 +62,7 @@ from crovia_spider.runs.runlog import (
     utc_now_micro,
 )
 from crovia_spider.runs.stopping import FetchStopped
+from crovia_spider.spiders.capturing import PageCaptures
 from crovia_spider.spiders.fetches import (
     FETCH_RECORDED,
     HEADER_CHARS,
@@ -89,7 +90,7 @@ from ledger.fetch_record import (
 )
 
 
-class FeedSpider(scrapy.Spider):
+class FeedSpider(PageCaptures, scrapy.Spider):
     """Crawls the feeds configured for `name`; `-a vendor=IDS` and `-a skip=IDS` narrow them.
 
     Has no `name` itself, so the base is not a crawlable spider of its own. Any other `-a` is
@@ -153,7 +154,10 @@ class FeedSpider(scrapy.Spider):
         except ConfigError as exc:
             logging.getLogger(cls.name).critical("crawl refused: %s", exc)
             raise
-        spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in spider.feeds])
+        spider.setup_captures(crawler)
+        # A crawl of captures only (`crovia capture`) fetches no feed: its run record lists none.
+        fetched = [] if spider.capture_only else spider.feeds
+        spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in fetched])
         apply_politeness(crawler.settings, spider.feeds)
         spider.parser = ParserPool(
             crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
@@ -169,7 +173,7 @@ class FeedSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
         self.state = state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
-        for feed in self.feeds:
+        for feed in [] if self.capture_only else self.feeds:
             if feed.kind == SITEMAP_KIND:
                 yield sitemap_request(
                     feed.url, feed, callback=self.parse_feed, errback=self.feed_failed

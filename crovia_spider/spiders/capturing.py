@@ -1,0 +1,172 @@
+"""Captures from the spider's side: fetch each item's page, read its main text, hand it on.
+
+A source with captures (`capture`, FeedConfig.captures) has the page of each new or updated item
+fetched once the feeds are done (the crawl's first idle), with the pages the capture book says are
+due again (crovia_spider/capture/book.py); `crovia capture` runs a crawl of captures only. Every
+page is an ordinary Scrapy request: the fetch policy on every hop, robots.txt, the per-host
+politeness and the size cap (CROVIA_CAPTURE_MAX_BYTES) apply as to a feed. What came back (or why
+nothing did) goes to the issue stage as a PageFetch with the CAPTURE_RECORDED signal; the stage
+decides the outcome against the book and signs the AX.CAPTURE record (ledger/capture_record.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from crovia_spider.capture.book import Job, book_of
+from crovia_spider.capture.heads import HEADS_META
+from crovia_spider.capture.text import MainText, is_html
+from crovia_spider.fetching.politeness import describe_failure
+from crovia_spider.runs.runlog import utc_now_micro
+from crovia_spider.runs.stopping import FetchStopped
+from ledger.capture_record import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
+
+# Sent (Scrapy signal) with `capture=PageFetch(...)`; pipelines/issue.py signs it.
+CAPTURE_RECORDED = object()
+JOB_META = "crovia_capture"
+# Every status reaches the callback (a 404 or 410 is a removal, others a failed capture); 3xx
+# are still followed by RedirectMiddleware, each hop through the fetch policy.
+_ALL_ERRORS = list(range(400, 600))
+
+
+@dataclass
+class PageFetch:
+    """One capture of one page, as the issue stage needs it to sign the record."""
+
+    job: Job
+    captured_at: str
+    run_hash: str
+    spider: str
+    final_url: str = ""
+    status: int | None = None
+    redirects: list[str] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    ip_address: str = ""
+    tls_certificate_sha256: str = ""
+    body: bytes | None = field(default=None, repr=False)  # None: no response
+    request_head: bytes = field(default=b"", repr=False)
+    response_head: bytes = field(default=b"", repr=False)
+    text: str | None = field(default=None, repr=False)
+    error: str = ""
+
+
+class PageCaptures:
+    """The capture half of FeedSpider (crovia_spider/spiders/base.py)."""
+
+    def setup_captures(self, crawler: Any) -> None:
+        settings = crawler.settings
+        self.capture_on = settings.getbool("CROVIA_CAPTURE", True)
+        self.capture_only = settings.getbool("CROVIA_CAPTURE_ONLY")
+        self.capture_all = settings.getbool("CROVIA_CAPTURE_ALL")
+        self.capture_max_bytes = settings.getint("CROVIA_CAPTURE_MAX_BYTES", 16 * 1024 * 1024)
+        self.capture_queue: dict[str, Job] = {}
+        self.captures_due_taken = False
+        crawler.signals.connect(self._idle_captures, signal=signals.spider_idle)
+
+    @property
+    def capture_vendors(self) -> set[str]:
+        """The vendors of this crawl's sources whose pages are captured."""
+        if not self.capture_on:
+            return set()
+        return {feed.vendor for feed in self.feeds if feed.captures}
+
+    def queue_capture(self, job: Job) -> None:
+        """An item of a source with captures was issued new or updated: capture its page."""
+        self.capture_queue[job.key] = job
+
+    def _idle_captures(self) -> None:
+        """At the crawl's idle: schedule the queued pages and, once, those due again."""
+        jobs = dict(self.capture_queue)
+        self.capture_queue.clear()
+        book = book_of(self.crawler)
+        if not self.captures_due_taken and book is not None:
+            self.captures_due_taken = True
+            for job in book.due(utc_now_micro(), self.capture_vendors, self.capture_all):
+                jobs.setdefault(job.key, job)
+        if not jobs:
+            return
+        for job in jobs.values():
+            self.crawler.engine.crawl(self.capture_request(job))
+        raise DontCloseSpider
+
+    def capture_request(self, job: Job) -> scrapy.Request:
+        return scrapy.Request(
+            job.url,
+            callback=self.page_received,
+            errback=self.page_failed,
+            meta={
+                JOB_META: job,
+                HEADS_META: None,
+                "handle_httpstatus_list": _ALL_ERRORS,
+                "download_maxsize": self.capture_max_bytes,
+                "download_warnsize": 0,
+            },
+            dont_filter=True,
+        )
+
+    async def page_received(self, response: Response) -> AsyncIterator[Any]:
+        """A page answered (any status): its facts, its body and its main text, signed next."""
+        fetch = self._page_fetch(response.meta[JOB_META])
+        fetch.final_url = response.url[:URL_CHARS]
+        fetch.status = response.status
+        fetch.redirects = [u[:URL_CHARS] for u in response.meta.get("redirect_urls", [])]
+        fetch.redirects = fetch.redirects[:MAX_REDIRECTS]
+        for key, name in (
+            ("content_type", b"Content-Type"),
+            ("last_modified", b"Last-Modified"),
+            ("etag", b"ETag"),
+        ):
+            if value := _header(response, name):
+                fetch.headers[key] = value
+        heads = response.meta.get(HEADS_META) or (b"", b"", "")
+        fetch.request_head, fetch.response_head = heads[0], heads[1]
+        if heads[2]:
+            fetch.headers["content_encoding"] = heads[2]
+        fetch.ip_address = str(response.ip_address) if response.ip_address else ""
+        certificate = getattr(response, "certificate", None)
+        if certificate is not None:
+            fetch.tls_certificate_sha256 = hashlib.sha256(certificate.dump()).hexdigest()
+        fetch.body = response.body
+        content_type = fetch.headers.get("content_type", "")
+        if response.body and is_html(content_type, response.body):
+            found = await self.parser.main_text(response.body, content_type)
+        elif response.body:
+            found = MainText(None, "not an HTML page: kept as bytes, no main text")
+        else:
+            found = MainText(None, "")
+        fetch.text, fetch.error = found.text, found.error
+        self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+        return
+        yield  # an async generator, as Scrapy's callbacks are
+
+    def page_failed(self, failure: Failure) -> None:
+        """No page to keep: a timeout, a refusal (fetch policy, robots.txt), a body over the cap,
+        a redirect loop. Recorded all the same: it proves only that we tried."""
+        if failure.check(FetchStopped):
+            return  # never asked for (the crawl was stopped)
+        job = failure.request.meta[JOB_META]
+        fetch = self._page_fetch(job)
+        fetch.error = describe_failure(failure)[:HEADER_CHARS] or "no answer"
+        self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+
+    def _page_fetch(self, job: Job) -> PageFetch:
+        return PageFetch(
+            job=job,
+            captured_at=utc_now_micro(),
+            run_hash=self.run.parent_run_hash,
+            spider=self.name,
+        )
+
+
+def _header(response: Response, name: bytes) -> str:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value and len(value) <= HEADER_CHARS else ""

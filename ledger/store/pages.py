@@ -1,0 +1,161 @@
+"""Items' pages as the ledger's capture records (AX.CAPTURE) tell them: chains, versions, diffs.
+
+Every capture of an item's page is a leaf naming the item (`body.item`, the axiom_id of one of
+its AX.OBS versions) and the previous capture of the same page (`predecessors`). This module
+reads them back: `page_chains` gives, for every item identity, its captures in leaf order (what
+the crawl's capture book is rebuilt from when its state file is lost or behind the ledger), and
+`page_history` the captures of one item with its versions of the page, removals and moves (what
+`crovia history` and `crovia diff` show). Nothing here trusts more than the audit does: a line
+that is not a JSON object stops the read (LineInvalid, run `crovia audit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ledger import jsonl
+from ledger.capture_record import CAPTURE_TYPE, NEW_VERSION, REMOVED
+from ledger.envelope import AXIOM_TYPE
+from ledger.exceptions import LedgerNotFound, LineInvalid
+from ledger.store.index import identity_of
+from ledger.store.reader import LEDGER_FILE
+
+
+@dataclass
+class PageCapture:
+    """One capture record of an item's page, as history and diff show it."""
+
+    axiom_id: str
+    leaf_index: int
+    captured_at: str
+    outcome: str
+    url: str
+    item: str
+    final_url: str = ""
+    status: int | None = None
+    body_sha256: str = ""
+    text_sha256: str = ""
+    text_length: int | None = None
+    error: str = ""
+
+    @property
+    def version_key(self) -> str:
+        """What tells one version of the page from another: its main text, else its body."""
+        return self.text_sha256 or self.body_sha256
+
+
+@dataclass
+class PageHistory:
+    """The captures of one item's page, in leaf order."""
+
+    captures: list[PageCapture] = field(default_factory=list)
+
+    @property
+    def versions(self) -> list[PageCapture]:
+        """The captures that started a version of the page (first, edited, moved)."""
+        return [c for c in self.captures if c.outcome in NEW_VERSION]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"captures": [asdict(c) for c in self.captures]}
+
+
+def capture_of(envelope: Mapping[str, Any], index: int) -> PageCapture:
+    """A capture record's facts (fields of the wrong type read as absent: the audit says more)."""
+    body = envelope.get("body") if isinstance(envelope.get("body"), Mapping) else {}
+    text = body.get("text") if isinstance(body.get("text"), Mapping) else {}
+
+    def string(value: Any) -> str:
+        return value if type(value) is str else ""
+
+    status = body.get("status")
+    length = text.get("length")
+    return PageCapture(
+        axiom_id=string(envelope.get("axiom_id")),
+        leaf_index=index,
+        captured_at=string(body.get("captured_at")),
+        outcome=string(body.get("outcome")),
+        url=string(body.get("url")),
+        item=string(body.get("item")),
+        final_url=string(body.get("final_url")),
+        status=status if type(status) is int else None,
+        body_sha256=string(body.get("body_sha256")),
+        text_sha256=string(text.get("sha256")),
+        text_length=length if type(length) is int else None,
+        error=string(body.get("error")),
+    )
+
+
+def leaves(directory: Path, start_leaf: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(leaf index, envelope) of the item and capture leaves from `start_leaf` on (other leaves
+    are skipped unparsed)."""
+    path = Path(directory) / LEDGER_FILE
+    if not path.is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
+    wanted = (b'"axiom_type":"' + AXIOM_TYPE.encode(), b'"axiom_type":"' + CAPTURE_TYPE.encode())
+    for index, (_, line) in enumerate(jsonl.iter_lines(path)):
+        if index < start_leaf or not any(tag in line for tag in wanted):
+            continue
+        try:
+            envelope = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LineInvalid(f"leaf {index} is not JSON ({exc}): run crovia audit") from None
+        if type(envelope) is not dict:
+            raise LineInvalid(f"leaf {index} is not a JSON object: run crovia audit")
+        yield index, envelope
+
+
+def page_chains(
+    directory: Path, start_leaf: int = 0, known_items: Mapping[str, str] | None = None
+) -> tuple[dict[str, list[tuple[dict[str, Any], PageCapture]]], dict[str, str], int]:
+    """The capture records from `start_leaf` on, grouped by the identity digest of the item they
+    capture: ({identity digest: [(item facts, capture)]}, {item axiom_id: identity digest} of the
+    items met, the leaf count read). `known_items` maps item axiom_ids met before `start_leaf` to
+    their identity digests; a capture of an item met nowhere is left out."""
+    items: dict[str, str] = dict(known_items or {})
+    facts: dict[str, dict[str, Any]] = {}
+    chains: dict[str, list[tuple[dict[str, Any], PageCapture]]] = {}
+    count = start_leaf
+    for index, envelope in leaves(directory, start_leaf):
+        count = index + 1
+        axiom_id = envelope.get("axiom_id")
+        if envelope.get("axiom_type") == AXIOM_TYPE and type(axiom_id) is str:
+            key = identity_of(envelope)
+            items[axiom_id] = key
+            record = (envelope.get("body") or {}).get("spider_record") or {}
+            facts[key] = {
+                "vendor": record.get("vendor", ""),
+                "spider": record.get("spider", ""),
+                "observed_at": (envelope.get("subject") or {}).get("observed_at", ""),
+            }
+        elif envelope.get("axiom_type") == CAPTURE_TYPE:
+            capture = capture_of(envelope, index)
+            key = items.get(capture.item)
+            if key is not None:
+                chains.setdefault(key, []).append((facts.get(key, {}), capture))
+    return chains, items, max(count, _line_count(directory, start_leaf))
+
+
+def _line_count(directory: Path, at_least: int) -> int:
+    path = Path(directory) / LEDGER_FILE
+    return max(at_least, sum(1 for _ in jsonl.iter_lines(path)))
+
+
+def page_history(directory: Path, item_ids: set[str]) -> PageHistory:
+    """The capture records of the item whose AX.OBS versions are `item_ids`, in leaf order."""
+    history = PageHistory()
+    for index, envelope in leaves(directory):
+        if envelope.get("axiom_type") == CAPTURE_TYPE:
+            body = envelope.get("body")
+            if isinstance(body, Mapping) and body.get("item") in item_ids:
+                history.captures.append(capture_of(envelope, index))
+    return history
+
+
+def removed(capture: PageCapture) -> bool:
+    """Whether a capture found the page gone (a 404 or 410)."""
+    return capture.outcome == REMOVED
