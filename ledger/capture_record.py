@@ -39,6 +39,7 @@ FAILED = "failed"  # no usable answer: another status, a timeout, a refusal, a b
 OUTCOMES = (FIRST, UNCHANGED, EDITED, REMOVED, MOVED, FAILED)
 # The outcomes that start a new version of the page's main text.
 NEW_VERSION = (FIRST, EDITED, MOVED)
+GONE_STATUSES = (404, 410)  # the statuses of a removal
 # The headers a capture signs (each only when sent, at most HEADER_CHARS characters).
 HEADER_NAMES = ("content_type", "content_encoding", "last_modified", "etag")
 HEADER_CHARS = 1024
@@ -174,7 +175,9 @@ def capture_problem(body: Any) -> str:
     `body_length` ints, `redirects` a list of at most MAX_REDIRECTS strings, `headers` an object
     of HEADER_NAMES strings, each digest 64 lowercase hex, `text` `{sha256, length, extractor}`;
     and the facts that go together: a body has its digest, length, status and final URL; a
-    response (a status) has its final URL; `failed` has an error; the other outcomes a status."""
+    response (a status) has its final URL; `failed` has an error; the other outcomes a status:
+    404 or 410 for `removed`, a 2xx for the others, and `moved` a final URL other than `url`.
+    `redirects` and `headers`, when present, are not empty."""
     if type(body) is not dict:
         return "a capture record's body is a JSON object"
     if body.get("schema") != CAPTURE_SCHEMA:
@@ -202,15 +205,15 @@ def capture_problem(body: Any) -> str:
     for name in ("tls_certificate_sha256", *KEPT_DIGESTS):
         if name in body and (type(body[name]) is not str or not _HEX64.fullmatch(body[name])):
             return f"body.{name} is not 64 lowercase hex"
-    redirects = body.get("redirects", [])
+    redirects = body.get("redirects", ["(absent)"])
     if (
         type(redirects) is not list
-        or len(redirects) > MAX_REDIRECTS
+        or not 0 < len(redirects) <= MAX_REDIRECTS
         or not all(type(u) is str and 0 < len(u) <= URL_CHARS for u in redirects)
     ):
-        return f"body.redirects is not a list of at most {MAX_REDIRECTS} URLs"
-    headers = body.get("headers", {})
-    if type(headers) is not dict or not headers.keys() <= set(HEADER_NAMES):
+        return f"body.redirects is not a list of 1 to {MAX_REDIRECTS} URLs"
+    headers = body.get("headers", {"content_type": "(absent)"})
+    if type(headers) is not dict or not headers or not headers.keys() <= set(HEADER_NAMES):
         return f"body.headers is not an object of {', '.join(HEADER_NAMES)}"
     if not all(type(v) is str and 0 < len(v) <= HEADER_CHARS for v in headers.values()):
         return f"body.headers holds a value that is not a string of 1 to {HEADER_CHARS} characters"
@@ -234,6 +237,28 @@ def capture_problem(body: Any) -> str:
         return "a failed capture says why (body.error)"
     if body["outcome"] != FAILED and "status" not in body:
         return f"a capture {body['outcome']} names the response's status"
+    # What each outcome says of the response (docs/format.md): a verifier reports the outcome,
+    # so it must be the one the facts signed beside it allow.
+    if body["outcome"] == REMOVED and body["status"] not in GONE_STATUSES:
+        return "a capture removed has the status 404 or 410"
+    if body["outcome"] in (*NEW_VERSION, UNCHANGED) and not 200 <= body["status"] < 300:
+        return f"a capture {body['outcome']} has a 2xx status"
+    if body["outcome"] == MOVED and body["final_url"] == body["url"]:
+        return "a capture moved ends at another URL than body.url"
+    return ""
+
+
+def capture_envelope_problem(envelope: Mapping[str, Any]) -> str:
+    """What ties a capture record's envelope to its body ("" when it holds): the page reported
+    from `object` and `subject` is the body's `url`, and the time observed its `captured_at`
+    cut to seconds. Checked after capture_problem (the body well-formed)."""
+    body, url = envelope["body"], envelope["body"]["url"]
+    if envelope["object"].get("primary_source_url") != url:
+        return "envelope.object.primary_source_url is not body.url"
+    if envelope["subject"].get("target_id") != PAGE_TARGET_PREFIX + url:
+        return "envelope.subject.target_id is not 'page:' and body.url"
+    if envelope["subject"].get("observed_at") != body["captured_at"][:19] + "Z":
+        return "envelope.subject.observed_at is not body.captured_at cut to seconds"
     return ""
 
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ledger.capture_record import CAPTURE_TYPE, capture_problem
+from ledger.capture_record import CAPTURE_TYPE, capture_envelope_problem, capture_problem
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
 from ledger.fetch_record import (
@@ -164,6 +164,8 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
     # A capture's facts are all reported (crovia verify, the page): every one well-formed.
     if reported is REPORTED_CAPTURE and (problem := capture_problem(envelope["body"])):
         raise EnvelopeMalformed(f"envelope.{problem}" if problem.startswith("body") else problem)
+    if reported is REPORTED_CAPTURE and (problem := capture_envelope_problem(envelope)):
+        raise EnvelopeMalformed(problem)
     if problem := relay_problem(envelope["body"]):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["relay"])
     if anchor:

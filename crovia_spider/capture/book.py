@@ -25,7 +25,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ledger.capture_record import EDITED, FAILED, FIRST, MOVED, NEW_VERSION, REMOVED, UNCHANGED
+from ledger.capture_record import (
+    EDITED,
+    FAILED,
+    FIRST,
+    GONE_STATUSES,
+    MOVED,
+    NEW_VERSION,
+    REMOVED,
+    UNCHANGED,
+)
 from ledger.jsonl import fsync_dir
 from ledger.store.pages import PageCapture, page_chains
 from ledger.store.reader import LEDGER_FILE
@@ -33,7 +42,6 @@ from ledger.store.reader import LEDGER_FILE
 BOOK_FILE = "captures_state.json"
 BOOK_SCHEMA = "crovia.captures_state.v1"
 DEFAULT_SCHEDULE = "1h,1d,7d,30d"
-GONE_STATUSES = (404, 410)
 _INTERVAL = re.compile(r"([0-9]{1,6})([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 logger = logging.getLogger(__name__)

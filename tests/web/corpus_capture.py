@@ -143,6 +143,21 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "status without final_url": ("removed", _drop("final_url", "body_sha256", "body_length")),
     "failed without error": ("failed", _drop("error")),
     "removed without status": ("removed", _drop("status", "body_sha256", "body_length")),
+    "redirects empty": ("moved", _set(redirects=[])),
+    "headers empty": ("first", _set(headers={})),
+    "removed with a 200": ("removed", _set(status=200)),
+    "removed with a 500": ("removed", _set(status=500)),
+    "first with a 500": ("first", _set(status=500)),
+    "unchanged with a 304": ("unchanged", _set(status=304)),
+    "moved to the URL asked": ("moved", _set(final_url=URL)),
+}
+# Each breaks one tie between the envelope and its body (capture_envelope_problem): (base
+# outcome, section, field, new value).
+BROKEN_ENVELOPE: dict[str, tuple[str, str, str, Any]] = {
+    "object naming another page": ("first", "object", "primary_source_url", MOVED_TO),
+    "a target_id of another page": ("first", "subject", "target_id", "page:" + MOVED_TO),
+    "a target_id without page:": ("first", "subject", "target_id", URL),
+    "observed_at another second": ("first", "subject", "observed_at", "2026-06-18T05:00:01Z"),
 }
 # Valid records on the edges where two verifiers could count differently.
 EDGES: dict[str, dict[str, Any]] = {
@@ -183,6 +198,8 @@ def capture_receipts(work: Path) -> tuple[dict[str, dict], dict[str, dict]]:
         name: one_leaf_with(alone[base], "", "body", changed(change))
         for name, (base, change) in BROKEN.items()
     }
+    for name, (base, section, field, value) in BROKEN_ENVELOPE.items():
+        broken[name] = one_leaf_with(alone[base], section, field, lambda _, v=value: v)
     return valid, broken
 
 

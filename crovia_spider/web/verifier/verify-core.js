@@ -674,6 +674,7 @@
     if (reported === REPORTED_FETCH) checkFetchReading(env.body);
     // A capture's facts are all reported (crovia verify, the page): every one well-formed.
     if (reported === REPORTED_CAPTURE) checkCapture(env.body);
+    if (reported === REPORTED_CAPTURE) checkCaptureEnvelope(env);
     // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
     // so a non-empty string when present, on an item as on a fetch record.
     if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
@@ -784,12 +785,12 @@
     for (const name of ["tls_certificate_sha256", ...CAPTURE_KEPT_DIGESTS]) {
       if (has(body, name) && (typeof body[name] !== "string" || !HEX64.test(body[name]))) fail(`${name} is not 64 lowercase hex`);
     }
-    const redirects = has(body, "redirects") ? body.redirects : [];
-    if (!Array.isArray(redirects) || redirects.length > CAPTURE_MAX_REDIRECTS || !redirects.every((u) => sizedString(u, CAPTURE_URL_CHARS))) {
-      fail(`redirects is not a list of at most ${CAPTURE_MAX_REDIRECTS} URLs`);
+    const redirects = has(body, "redirects") ? body.redirects : ["(absent)"];
+    if (!Array.isArray(redirects) || redirects.length === 0 || redirects.length > CAPTURE_MAX_REDIRECTS || !redirects.every((u) => sizedString(u, CAPTURE_URL_CHARS))) {
+      fail(`redirects is not a list of 1 to ${CAPTURE_MAX_REDIRECTS} URLs`);
     }
-    const headers = has(body, "headers") ? body.headers : {};
-    if (!isObject(headers) || !Object.keys(headers).every((k) => CAPTURE_HEADER_NAMES.includes(k))) {
+    const headers = has(body, "headers") ? body.headers : { content_type: "(absent)" };
+    if (!isObject(headers) || Object.keys(headers).length === 0 || !Object.keys(headers).every((k) => CAPTURE_HEADER_NAMES.includes(k))) {
       fail(`headers is not an object of ${CAPTURE_HEADER_NAMES.join(", ")}`);
     }
     if (!Object.values(headers).every((v) => sizedString(v, CAPTURE_HEADER_CHARS))) {
@@ -815,6 +816,29 @@
     if (body.outcome !== "failed" && !has(body, "status")) {
       throw new CheckFailed("envelope_shape", `a capture ${body.outcome} names the response's status`, null, null);
     }
+    // What each outcome says of the response (ledger/capture_record.py): the outcome reported
+    // must be one the facts signed beside it allow.
+    const status = has(body, "status") ? body.status.big : null;
+    if (body.outcome === "removed" && status !== 404n && status !== 410n) {
+      throw new CheckFailed("envelope_shape", "a capture removed has the status 404 or 410", null, null);
+    }
+    if (["first", "edited", "moved", "unchanged"].includes(body.outcome) && !(status >= 200n && status < 300n)) {
+      throw new CheckFailed("envelope_shape", `a capture ${body.outcome} has a 2xx status`, null, null);
+    }
+    if (body.outcome === "moved" && body.final_url === body.url) {
+      throw new CheckFailed("envelope_shape", "a capture moved ends at another URL than body.url", null, null);
+    }
+  }
+
+  // What ties a capture record's envelope to its body (ledger/capture_record.py
+  // capture_envelope_problem): the page reported from object and subject is body.url, and the
+  // time observed is body.captured_at cut to seconds.
+  function checkCaptureEnvelope(env) {
+    const url = env.body.url;
+    const fail = (what) => { throw new CheckFailed("envelope_shape", what, null, null); };
+    if (env.object.primary_source_url !== url) fail("envelope.object.primary_source_url is not body.url");
+    if (env.subject.target_id !== "page:" + url) fail("envelope.subject.target_id is not 'page:' and body.url");
+    if (env.subject.observed_at !== env.body.captured_at.slice(0, 19) + "Z") fail("envelope.subject.observed_at is not body.captured_at cut to seconds");
   }
 
   async function checkLeafHash(receipt) {
