@@ -212,9 +212,7 @@ def _print_page(page: Any) -> None:
         if capture.outcome in ("first", "edited", "moved"):
             number += 1
             facts.insert(0, f"version {number}")
-        if capture.outcome == "moved" or (
-            capture.final_url and capture.final_url != capture.url
-        ):
+        if capture.outcome == "moved" or (capture.final_url and capture.final_url != capture.url):
             facts.append(f"at {printable(capture.final_url)}")
         if capture.text_sha256:
             facts.append(f"text {capture.text_sha256[:16]} ({capture.text_length} characters)")

@@ -17,7 +17,8 @@ robots.txt naming sitemaps, "page" for an HTML listing page read with CSS `selec
 only) are lists of Python regular expressions searched in each page URL, as Scrapy's
 SitemapSpider `sitemap_rules` and LinkExtractor `allow` / `deny` take them: a URL is the source's
 when no `include` is given or one matches, and no `exclude` matches (docs/spider.md, "Source
-kinds").
+kinds"). `capture` (true or false; default true for kinds sitemap and page, false for the others
+and for arXiv's) captures each new or updated item's page (docs/spider.md, "Captures").
 """
 
 from __future__ import annotations

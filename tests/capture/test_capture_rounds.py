@@ -155,6 +155,31 @@ def test_diff_prints_the_edit_and_names_both_records(rounds):
     assert crovia(tmp_path, "diff", item_of(tmp_path, "moving")).returncode == 0
 
 
+def test_the_page_and_the_monitor_give_the_same_verdict(rounds, tmp_path):
+    """The captures the crawl signed: valid in the page's own verifier (its scripts under Node,
+    pinned to the crawl's key) and in `crovia monitor` over the published log."""
+    from tests.web.corpus import trust_root
+    from tests.web.test_differential import Case, page_outcomes
+
+    source, _ = rounds
+    pubkey = crovia(source, "pubkey").stdout.split()[2]
+    records = [c for chain in captures(source).values() for c in chain]
+    cases = []
+    for envelope in records:
+        receipt = tmp_path / f"{envelope['axiom_id']}.json"
+        assert crovia(source, "prove", envelope["axiom_id"], "--out", str(receipt)).returncode == 0
+        cases.append(Case(envelope["axiom_id"], receipt.read_bytes(), trust_root(pubkey)))
+    assert [row[:2] for row in page_outcomes(cases)] == [("valid", None)] * len(records)
+    published = tmp_path / "pub"
+    assert crovia(source, "publish", str(published)).returncode == 0
+    vkey = crovia(source, "pubkey").stdout.splitlines()[2].split(": ", 1)[1]
+    state = tmp_path / "monitor.json"
+    followed = crovia(source, "monitor", str(published), "--vkey", vkey, "--state", str(state))
+    assert followed.returncode == 0, followed.stdout + followed.stderr
+    leaves_now = len(leaves(source))
+    assert f"+{leaves_now} entries verified" in followed.stdout + followed.stderr
+
+
 def test_every_capture_verifies_pinned_and_a_changed_page_fails_the_audit(rounds, tmp_path):
     source, _ = rounds
     pubkey = crovia(source, "pubkey").stdout.split()[2]
