@@ -11,7 +11,7 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz
+.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz pywb
 
 install: $(STAMP)
 
@@ -72,6 +72,20 @@ $(NODE):
 	  exit 1; \
 	fi
 
+# The replay test (tests/archive/test_replay.py) runs pywb from a venv of its own: pywb 2.10 pins
+# pyOpenSSL<26.2, so cryptography<48, which breaks our RFC 3161 code, and redis==2.10.6.
+PYWB_VENV  := .venv-pywb
+PYWB_STAMP := $(PYWB_VENV)/.installed-stamp
+export CROVIA_PYWB_BIN := $(CURDIR)/$(PYWB_VENV)/bin
+test: $(PYWB_STAMP)
+
+pywb: $(PYWB_STAMP)
+
+$(PYWB_STAMP):
+	$(PYTHON) -m venv $(PYWB_VENV)
+	$(PYWB_VENV)/bin/pip install --quiet pywb
+	touch $@
+
 demo: $(STAMP) need-openssl
 	$(BIN)/python -m crovia_spider.demo
 
@@ -88,4 +102,4 @@ fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(PYWB_VENV) .pytest_cache .hypothesis build *.egg-info

@@ -20,3 +20,8 @@ class CrawlRefused(CroviaError):
 
 class OutputExists(CroviaError):
     """A command would write over an existing file and was not given --force."""
+
+
+class ExportRefused(CroviaError):
+    """`crovia export` writes nothing: no capture record matches, one cannot be rebuilt as a WARC
+    record, or the archive tools refused what was built (crovia_spider/archive/)."""

@@ -167,6 +167,7 @@ SPIDER_ROOM_RANKS = {
     "schedule": 2,
     "web": 2,
     "commands": 2,
+    "archive": 2,
     "fetching": 3,
     "services": 3,
     "spiders": 4,

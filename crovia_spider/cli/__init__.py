@@ -50,6 +50,7 @@ COMMANDS = {
     "body": "crovia_spider.cli.body_cmds",
     "capture": "crovia_spider.cli.capture_cmds",
     "diff": "crovia_spider.cli.capture_cmds",
+    "export": "crovia_spider.cli.export_cmds",
     "crawl": "crovia_spider.cli.crawl_cmds",
     "feeds": "crovia_spider.cli.feeds_cmds",
     "schedule": "crovia_spider.cli.schedule_cmds",
