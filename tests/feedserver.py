@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 LAST_MODIFIED = "Mon, 27 Apr 2026 04:00:00 GMT"
@@ -50,14 +51,19 @@ class SeenRequest:
 class FeedServer:
     """Start with `with FeedServer(root) as server:`; `server.url("/a.xml")` is the address."""
 
-    def __init__(self, *roots: Path, host: str = "127.0.0.1") -> None:
-        """Serve `roots` on `host` (any loopback address, 127.0.0.0/8), at a random port."""
+    def __init__(self, *roots: Path, host: str = "127.0.0.1", tls: Any = None) -> None:
+        """Serve `roots` on `host` (any loopback address, 127.0.0.0/8), at a random port; over
+        TLS with `tls` (a server-side ssl.SSLContext), and then `base` is https."""
         self.roots = [Path(r) for r in roots]
         self.scripts: dict[str, list[Reply]] = {}
         self.requests: list[SeenRequest] = []
         self.sent: list[tuple[str, bytes]] = []  # (path, body) of every answer, in order
         self._lock = threading.Condition()
         self._httpd = _Server((host, 0), _handler_for(self))
+        self.scheme = "http"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -72,7 +78,7 @@ class FeedServer:
     @property
     def base(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def url(self, path: str) -> str:
         return self.base + "/" + path.lstrip("/")
