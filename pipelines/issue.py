@@ -47,8 +47,7 @@ from ledger.capture_record import new_capture_envelope
 from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.fetch_record import new_fetch_envelope
-from ledger.store import BodyStore, Ledger
-from ledger.store.pages import capture_of
+from ledger.store import BodyStore, Ledger, capture_of
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
 

@@ -36,8 +36,7 @@ from ledger.capture_record import (
     UNCHANGED,
 )
 from ledger.jsonl import fsync_dir
-from ledger.store.pages import PageCapture, page_chains
-from ledger.store.reader import LEDGER_FILE
+from ledger.store import LEDGER_FILE, PageCapture, page_chains
 
 BOOK_FILE = "captures_state.json"
 BOOK_SCHEMA = "crovia.captures_state.v1"

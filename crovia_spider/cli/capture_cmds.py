@@ -149,8 +149,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _page_history(directory: Any, axiom_id: str) -> Any:
     """The captures of the page of the item `axiom_id` names (any version, or a capture)."""
     from crovia_spider.cli.history_cmds import item_versions
-    from ledger.store import Ledger
-    from ledger.store.pages import page_history
+    from ledger.store import Ledger, page_history
 
     with Ledger.open(directory) as ledger:
         envelope = ledger.envelope_of(axiom_id)

@@ -184,7 +184,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def page_history(directory: Any, item_ids: set[str]) -> Any:
-    from ledger.store.pages import page_history as read
+    from ledger.store import page_history as read
 
     return read(directory, item_ids)
 

@@ -18,14 +18,13 @@ import asyncio
 import logging
 import multiprocessing
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
-from crovia_spider.capture.text import MainText, main_text, text_within
 from crovia_spider.config.feeds import DEFAULT_KIND
 from crovia_spider.feed.body import ParsedFeed, unreadable
 from crovia_spider.feed.ceilings import (
@@ -37,6 +36,7 @@ from crovia_spider.feed.ceilings import (
 from crovia_spider.feed.kinds import read_body
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 WORKER_DIED = "the parser worker died on this body twice (CROVIA_PARSE_MEMORY_MB?)"
 
 
@@ -85,24 +85,26 @@ class ParserPool:
                     self._pool = self._start()
         return unreadable(body, WORKER_DIED)
 
-    async def main_text(self, body: bytes, content_type: str) -> MainText:
-        """A captured page's main text (crovia_spider/capture/text.py), in the worker under the
-        same ceilings as a feed body; never raises on bad input."""
+    async def call(
+        self, in_worker: Callable[..., T], inline: Callable[..., T], died: T, *args: Any
+    ) -> T:
+        """`in_worker(*args, seconds)` in the worker, under its memory ceiling and with the CPU
+        seconds a job may take (CROVIA_PARSE_SECONDS), such as a captured page's main text
+        (crovia_spider/capture/text.py); `inline(*args)` when there is no worker; `died` when
+        the worker dies on it twice, as `parse` does for a body."""
         if self._pool is None:
-            return main_text(body, content_type)
+            return inline(*args)
         loop = asyncio.get_running_loop()
         for _ in range(2):
             pool = self._pool
             try:
-                return await loop.run_in_executor(
-                    pool, text_within, body, content_type, self._seconds
-                )
+                return await loop.run_in_executor(pool, in_worker, *args, self._seconds)
             except BrokenProcessPool:
                 if self._pool is pool:
-                    logger.warning("parser worker died on a page; starting another")
+                    logger.warning("parser worker died on a job; starting another")
                     pool.shutdown(wait=False, cancel_futures=True)
                     self._pool = self._start()
-        return MainText(None, WORKER_DIED.replace("this body", "this page"))
+        return died
 
     def close(self) -> None:
         if self._pool is not None:
@@ -148,25 +150,6 @@ class BlockingParser:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None
         return unreadable(body, WORKER_DIED)
-
-    async def main_text(self, body: bytes, content_type: str) -> MainText:
-        """A captured page's main text (crovia_spider/capture/text.py), in the worker under the
-        same ceilings as a feed body; never raises on bad input."""
-        if self._pool is None:
-            return main_text(body, content_type)
-        loop = asyncio.get_running_loop()
-        for _ in range(2):
-            pool = self._pool
-            try:
-                return await loop.run_in_executor(
-                    pool, text_within, body, content_type, self._seconds
-                )
-            except BrokenProcessPool:
-                if self._pool is pool:
-                    logger.warning("parser worker died on a page; starting another")
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    self._pool = self._start()
-        return MainText(None, WORKER_DIED.replace("this body", "this page"))
 
     def close(self) -> None:
         if self._pool is not None:

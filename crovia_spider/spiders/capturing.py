@@ -18,13 +18,14 @@ from typing import Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from twisted.python.failure import Failure
 
 from crovia_spider.capture.book import Job, book_of
 from crovia_spider.capture.heads import HEADS_META
-from crovia_spider.capture.text import MainText, is_html
+from crovia_spider.capture.text import MainText, is_html, main_text, text_within
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
@@ -138,7 +139,13 @@ class PageCaptures:
         fetch.body = response.body
         content_type = fetch.headers.get("content_type", "")
         if response.body and is_html(content_type, response.body):
-            found = await self.parser.main_text(response.body, content_type)
+            found = await self.parser.call(
+                text_within,
+                main_text,
+                MainText(None, "the parser worker died on this page twice"),
+                response.body,
+                content_type,
+            )
         elif response.body:
             found = MainText(None, "not an HTML page: kept as bytes, no main text")
         else:
@@ -155,8 +162,23 @@ class PageCaptures:
             return  # never asked for (the crawl was stopped)
         job = failure.request.meta[JOB_META]
         fetch = self._page_fetch(job)
-        fetch.error = describe_failure(failure)[:HEADER_CHARS] or "no answer"
+        fetch.error = self._failure_error(failure, job)[:HEADER_CHARS] or "no answer"
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+
+    def _failure_error(self, failure: Failure, job: Job) -> str:
+        """Why a capture failed. Scrapy's words name DOWNLOAD_MAXSIZE for a body over the cap
+        (a capture's cap is CROVIA_CAPTURE_MAX_BYTES) and no limit at all for a redirect loop."""
+        exc = failure.value
+        if _over_size_cap(exc):
+            cap = failure.request.meta["download_maxsize"]
+            return f"body over the capture cap, CROVIA_CAPTURE_MAX_BYTES ({cap} B): {exc}"
+        if isinstance(exc, IgnoreRequest) and str(exc) == "max redirections reached":
+            limit = self.crawler.settings.getint("REDIRECT_MAX_TIMES")
+            return (
+                f"redirect limit reached: more than {limit} redirects (REDIRECT_MAX_TIMES)"
+                f" from {job.url}"
+            )
+        return describe_failure(failure)
 
     def _page_fetch(self, job: Job) -> PageFetch:
         return PageFetch(
@@ -165,6 +187,16 @@ class PageCaptures:
             run_hash=self.run.parent_run_hash,
             spider=self.name,
         )
+
+
+def _over_size_cap(exc: BaseException) -> bool:
+    """A body refused for its size: by its Content-Length or as it came (the downloader), or
+    inflating past the cap (HttpCompressionMiddleware)."""
+    if isinstance(exc, DownloadCancelledError):
+        return "larger than download max size" in str(exc)  # not a cancelled crawl
+    return isinstance(exc, IgnoreRequest) and isinstance(
+        exc.__cause__, _DecompressionMaxSizeExceeded
+    )
 
 
 def _header(response: Response, name: bytes) -> str:

@@ -3,7 +3,7 @@ finding, and the checkpoints the tlog writes beside the seals.
 
 `Ledger` (store.py) is the writer; `LedgerReader` (reader.py) reads without the lock; `find`
 answers queries; `bodies` keeps fetched bodies content-addressed; `timeline` reads an item's history
-from the fetch records. May import the format root,
+from the fetch records, `pages` its page's from the capture records. May import the format root,
 `ledger.tlog`, `ledger.keys`, `ledger.stamps` and `ledger.receipt` (a reader builds receipts),
 never the audit, publish or monitor rooms. Exports what the rest of the project uses.
 """
@@ -30,6 +30,11 @@ _EXPORTS = {
     "LogOriginChanged": "tlog_store",
     "MAX_BODY_BYTES": "bodies",
     "MemoryFrontier": "tree",
+    "PageCapture": "pages",
+    "PageHistory": "pages",
+    "capture_of": "pages",
+    "page_chains": "pages",
+    "page_history": "pages",
     "ROTATIONS_FILE": "reader",
     "RUNS_FILE": "reader",
     "SEALS_FILE": "reader",
