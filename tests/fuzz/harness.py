@@ -45,6 +45,7 @@ INSTRUMENTED = [
     "pyasn1",
     "pyasn1_modules",
     "rfc3161_client",
+    "trafilatura",  # only the page_text harness imports it
 ]
 CURRENT_INPUT = "CROVIA_FUZZ_CURRENT_INPUT"  # where each input is written before it is parsed
 _PLAIN = "CROVIA_FUZZ_PLAIN"  # set in the helper process: import the harness uninstrumented

@@ -56,6 +56,7 @@ def main() -> None:
         _jsonfeeds()
         _listings()
         _sitemaps()
+        _page_texts()
         _receipts(receipts)
         _tiles(pub)
         _notes(pub)
@@ -214,6 +215,51 @@ def _sitemaps() -> None:
     for name, body in bodies.items():
         for pad in range(6):
             _write("sitemap", f"{pad}_{name}", body + b"\n" * pad)
+
+
+def _page_texts() -> None:
+    """Small captured pages of each shape main_text reads (an article with boilerplate and a
+    table, a meta charset, a UTF-16 page with its BOM, a lone surrogate's reference, XHTML, a page
+    with no main text, the HTML page of tests/fixtures/bad) and keeps as bytes (a PDF). The
+    harness picks the Content-Type by the input's length modulo 7 (the last: the input's first
+    line), so each is written seven times, 0 to 6 spaces longer, and once more after a first line
+    naming the type it is."""
+    paragraph = "<p>{} The model was evaluated on the benchmarks listed in the appendix.</p>"
+    article = "".join(paragraph.format(n) for n in range(4))
+    table = "<table><tr><th>Benchmark</th><th>Score</th></tr><tr><td>A</td><td>91</td></tr></table>"
+    page = (
+        "<!doctype html><html><head><title>Launch</title></head><body><nav><a href='/'>Home</a>"
+        "</nav><article><h1>Launch</h1>{}</article><footer>nonce 5f3a, 2026-12-03</footer>"
+        "</body></html>"
+    )
+    pages = {
+        "article.html": (page.format(article + table).encode(), "text/html; charset=utf-8"),
+        "latin1.html": (
+            page.format(
+                '<meta charset="iso-8859-1">' + article.replace("model", "mod\xe8le")
+            ).encode("latin-1"),
+            "text/html",
+        ),
+        "utf16.html": (page.format(article).encode("utf-16"), "text/html; charset=utf-16"),
+        "surrogate.html": (page.format(article + "<p>&#xd800; &#0; &#x110000;</p>").encode(), ""),
+        "xhtml.xhtml": (
+            b'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body>'
+            + article.encode()
+            + b"</body></html>",
+            "application/xhtml+xml",
+        ),
+        "empty.html": (b"<!doctype html><html><body><nav>Home</nav></body></html>", "text/html"),
+        "paper.pdf": (b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n", "application/pdf"),
+        "not_a_feed.html": (
+            (ROOT / "tests/fixtures/bad/not_a_feed.html").read_bytes(),
+            "text/html",
+        ),
+    }
+    for name, (body, content_type) in pages.items():
+        for pad in range(7):
+            _write("page_text", f"{pad}_{name}", body + b" " * pad)
+        typed = content_type.encode("latin-1") + b"\n" + body
+        _write("page_text", f"typed_{name}", typed + b" " * (-(len(typed) + 1) % 7))
 
 
 def _receipts(receipts: list[bytes]) -> None:

@@ -50,6 +50,7 @@ HARNESSES = (
     Harness("jsonfeed", 16_384),
     Harness("sitemap", 16_384),
     Harness("listing", 16_384),
+    Harness("page_text", 16_384),
     Harness("receipt", 32_768),
     Harness("note", 4_096),
     Harness("tiles", 16_384),
