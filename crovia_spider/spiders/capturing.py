@@ -70,15 +70,12 @@ class PageCaptures:
         self.capture_all = settings.getbool("CROVIA_CAPTURE_ALL")
         self.capture_max_bytes = settings.getint("CROVIA_CAPTURE_MAX_BYTES", 16 * 1024 * 1024)
         self.capture_queue: dict[str, Job] = {}
+        # The vendors of this crawl's sources whose pages are captured (asked once per item).
+        self.capture_vendors: frozenset[str] = frozenset(
+            feed.vendor for feed in self.feeds if feed.captures and self.capture_on
+        )
         self.captures_due_taken = False
         crawler.signals.connect(self._idle_captures, signal=signals.spider_idle)
-
-    @property
-    def capture_vendors(self) -> set[str]:
-        """The vendors of this crawl's sources whose pages are captured."""
-        if not self.capture_on:
-            return set()
-        return {feed.vendor for feed in self.feeds if feed.captures}
 
     def queue_capture(self, job: Job) -> None:
         """An item of a source with captures was issued new or updated: capture its page."""
@@ -95,9 +92,19 @@ class PageCaptures:
                 jobs.setdefault(job.key, job)
         if not jobs:
             return
+        scheduled = False
         for job in jobs.values():
-            self.crawler.engine.crawl(self.capture_request(job))
-        raise DontCloseSpider
+            try:
+                request = self.capture_request(job)
+            except ValueError as exc:  # a link Scrapy cannot request: recorded, never lost
+                fetch = self._page_fetch(job)
+                fetch.error = f"not a URL that can be fetched: {exc}"[:HEADER_CHARS]
+                self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+                continue
+            self.crawler.engine.crawl(request)
+            scheduled = True
+        if scheduled:
+            raise DontCloseSpider
 
     def capture_request(self, job: Job) -> scrapy.Request:
         return scrapy.Request(
