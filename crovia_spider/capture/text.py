@@ -13,6 +13,7 @@ string given to it and fetches nothing.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import NamedTuple
 
 from w3lib.encoding import html_to_unicode
@@ -31,8 +32,12 @@ class MainText(NamedTuple):
     error: str = ""
 
 
+@cache
 def extractor() -> str:
-    """The extractor a capture record names: "trafilatura <version>"."""
+    """The extractor a capture record names: "trafilatura <version>". Read once a process: the
+    installed metadata is parsed again on each look-up (milliseconds, most of the issue stage's
+    time per capture in bench/capture_bench.py), and the trafilatura a process has imported does
+    not change under it."""
     from importlib.metadata import version
 
     return f"trafilatura {version('trafilatura')}"
