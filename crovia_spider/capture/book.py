@@ -70,7 +70,7 @@ def parse_schedule(text: str) -> tuple[timedelta, ...]:
 
 
 def _time(text: str) -> datetime:
-    return datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    return datetime.fromisoformat(text[:19]).replace(tzinfo=UTC)
 
 
 def _text(moment: datetime) -> str:
@@ -125,7 +125,7 @@ class CaptureBook:
     def __init__(self, schedule: tuple[timedelta, ...]) -> None:
         self.schedule = schedule
         self.pages: dict[str, Page] = {}
-        self.leaf_count = 0
+        self.ledger_bytes = 0  # the ledger file's size when the book was last brought up to date
 
     # -- state ------------------------------------------------------------------------------
 
@@ -139,7 +139,7 @@ class CaptureBook:
             if saved.get("schema") != BOOK_SCHEMA:
                 raise ValueError(f"schema is not {BOOK_SCHEMA}")
             book.pages = {key: Page(**page) for key, page in saved["pages"].items()}
-            book.leaf_count = int(saved["leaf_count"])
+            book.ledger_bytes = int(saved["ledger_bytes"])
         except FileNotFoundError:
             pass
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -153,7 +153,10 @@ class CaptureBook:
         if not (Path(directory) / LEDGER_FILE).is_file():
             return
         known = {item: key for key, page in self.pages.items() for item in page.items}
-        chains, _, count = page_chains(directory, self.leaf_count, known)
+        path = Path(directory) / LEDGER_FILE
+        if path.stat().st_size < self.ledger_bytes:  # another ledger, or a damaged book
+            self.pages, self.ledger_bytes, known = {}, 0, {}
+        chains, end = page_chains(directory, self.ledger_bytes, known)
         for key, chain in chains.items():
             for facts, capture in chain:
                 page = self.pages.get(key)
@@ -165,16 +168,17 @@ class CaptureBook:
                         item=capture.item,
                     )
                 self._apply(page, capture)
-        self.leaf_count = count
+        self.ledger_bytes = end
 
-    def save(self, directory: Path, leaf_count: int) -> None:
-        """Replace the book file atomically (write, fsync, rename, fsync the directory)."""
-        self.leaf_count = leaf_count
+    def save(self, directory: Path) -> None:
+        """Replace the book file atomically (write, fsync, rename, fsync the directory); by the
+        ledger's writer, after its last batch, so the ledger's size is a line's end."""
+        self.ledger_bytes = (Path(directory) / LEDGER_FILE).stat().st_size
         path = Path(directory) / BOOK_FILE
         tmp = path.with_name(path.name + ".tmp")
         data = {
             "schema": BOOK_SCHEMA,
-            "leaf_count": leaf_count,
+            "ledger_bytes": self.ledger_bytes,
             "pages": {key: asdict(page) for key, page in sorted(self.pages.items())},
         }
         with tmp.open("w", encoding="utf-8") as out:

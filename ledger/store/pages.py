@@ -90,15 +90,14 @@ def capture_of(envelope: Mapping[str, Any], index: int) -> PageCapture:
     )
 
 
-def leaves(directory: Path, start_leaf: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(leaf index, envelope) of the item and capture leaves from `start_leaf` on (other leaves
-    are skipped unparsed)."""
+def leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(leaf index, envelope) of the capture leaves (other leaves are skipped unparsed)."""
     path = Path(directory) / LEDGER_FILE
     if not path.is_file():
         raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
-    wanted = (b'"axiom_type":"' + AXIOM_TYPE.encode(), b'"axiom_type":"' + CAPTURE_TYPE.encode())
+    wanted = b'"axiom_type":"' + CAPTURE_TYPE.encode()
     for index, (_, line) in enumerate(jsonl.iter_lines(path)):
-        if index < start_leaf or not any(tag in line for tag in wanted):
+        if wanted not in line:
             continue
         try:
             envelope = orjson.loads(line)
@@ -110,18 +109,33 @@ def leaves(directory: Path, start_leaf: int = 0) -> Iterator[tuple[int, dict[str
 
 
 def page_chains(
-    directory: Path, start_leaf: int = 0, known_items: Mapping[str, str] | None = None
-) -> tuple[dict[str, list[tuple[dict[str, Any], PageCapture]]], dict[str, str], int]:
-    """The capture records from `start_leaf` on, grouped by the identity digest of the item they
-    capture: ({identity digest: [(item facts, capture)]}, {item axiom_id: identity digest} of the
-    items met, the leaf count read). `known_items` maps item axiom_ids met before `start_leaf` to
-    their identity digests; a capture of an item met nowhere is left out."""
+    directory: Path, start_offset: int = 0, known_items: Mapping[str, str] | None = None
+) -> tuple[dict[str, list[tuple[dict[str, Any], PageCapture]]], int]:
+    """The capture records of the ledger's lines from byte `start_offset` on (a line boundary),
+    grouped by the identity digest of the item they capture: ({identity digest: [(item facts,
+    capture)]}, the byte offset read to). `known_items` maps the axiom_ids of items written
+    before `start_offset` to their identity digests; a capture of an item met nowhere is left
+    out. Only what was appended since is read, so a crawl catching up costs what it missed."""
+    path = Path(directory) / LEDGER_FILE
+    if not path.is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
     items: dict[str, str] = dict(known_items or {})
     facts: dict[str, dict[str, Any]] = {}
     chains: dict[str, list[tuple[dict[str, Any], PageCapture]]] = {}
-    count = start_leaf
-    for index, envelope in leaves(directory, start_leaf):
-        count = index + 1
+    wanted = (b'"axiom_type":"' + AXIOM_TYPE.encode(), b'"axiom_type":"' + CAPTURE_TYPE.encode())
+    end = start_offset
+    for offset, line in jsonl.iter_lines(path, start_offset):
+        end = offset + len(line) + 1
+        if not any(tag in line for tag in wanted):
+            continue
+        try:
+            envelope = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LineInvalid(
+                f"the line at byte {offset} is not JSON ({exc}): run crovia audit"
+            ) from None
+        if type(envelope) is not dict:
+            raise LineInvalid(f"the line at byte {offset} is not a JSON object: run crovia audit")
         axiom_id = envelope.get("axiom_id")
         if envelope.get("axiom_type") == AXIOM_TYPE and type(axiom_id) is str:
             key = identity_of(envelope)
@@ -130,19 +144,13 @@ def page_chains(
             facts[key] = {
                 "vendor": record.get("vendor", ""),
                 "spider": record.get("spider", ""),
-                "observed_at": (envelope.get("subject") or {}).get("observed_at", ""),
             }
         elif envelope.get("axiom_type") == CAPTURE_TYPE:
-            capture = capture_of(envelope, index)
+            capture = capture_of(envelope, -1)
             key = items.get(capture.item)
             if key is not None:
                 chains.setdefault(key, []).append((facts.get(key, {}), capture))
-    return chains, items, max(count, _line_count(directory, start_leaf))
-
-
-def _line_count(directory: Path, at_least: int) -> int:
-    path = Path(directory) / LEDGER_FILE
-    return max(at_least, sum(1 for _ in jsonl.iter_lines(path)))
+    return chains, end
 
 
 def page_history(directory: Path, item_ids: set[str]) -> PageHistory:

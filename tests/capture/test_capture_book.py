@@ -65,7 +65,8 @@ def test_a_lost_damaged_or_stale_book_is_rebuilt_from_the_ledger(tmp_path):
         for before, after in itertools.pairwise(chain):
             assert after["predecessors"] == [before["axiom_id"]]
     saved = json.loads(book.read_text(encoding="utf-8"))
-    assert saved["leaf_count"] == len(leaves(tmp_path))
+    ledger_file = tmp_path / "ledger" / "axiom_ledger.jsonl"
+    assert saved["ledger_bytes"] == ledger_file.stat().st_size
     assert {page["last"] for page in saved["pages"].values()} == {
         chain[-1]["axiom_id"] for chain in found.values()
     }
