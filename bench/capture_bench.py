@@ -145,6 +145,10 @@ def seed(work: Path, base: str, key: Path, pages: int) -> Run:
 def run_ours(work: Path, key: Path, pages: int, n: int) -> Run:
     run_dir = work / f"ours{n}"
     shutil.copytree(work / "seed", run_dir)
+    # The copy and the rewritten pages are the bench's own writes: flushed before the clock
+    # starts, so the crawl's syncs (its kept pages are durable before their records) flush only
+    # what the crawl wrote. The peer's run starts after the same flush (it never syncs).
+    os.sync()
     args = [str(BIN / "scrapy"), "crawl", "vendor_press", *FAST,
             "-s", "CROVIA_CAPTURE_ONLY=1", "-s", "CROVIA_CAPTURE_ALL=1"]  # fmt: skip
     run = timed(args, ROOT, crawl_env(run_dir, key))
@@ -160,6 +164,7 @@ def run_ours(work: Path, key: Path, pages: int, n: int) -> Run:
 def run_peer(work: Path, urls: Path, pages: int, n: int) -> Run:
     run_dir = work / f"peer{n}"
     run_dir.mkdir()
+    os.sync()  # as before ours: the bench's own writes are not the peer's
     args = [str(BIN / "scrapy"), "runspider", str(ROOT / "bench" / "capture_peer.py"),
             "-a", f"urls_file={urls}", "-a", "warc=pages.warc.gz", *FAST,
             "-s", "ROBOTSTXT_OBEY=True"]  # fmt: skip

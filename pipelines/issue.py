@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import multiprocessing
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from scrapy import signals
@@ -47,7 +48,7 @@ from ledger.capture_record import new_capture_envelope
 from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.fetch_record import new_fetch_envelope
-from ledger.store import BodyStore, Ledger, capture_of
+from ledger.store import BodyStore, Ledger, capture_of, keep_pages
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage
 
@@ -86,6 +87,7 @@ class IssuePipeline(Stage):
         self.pending: deque[Future[None]] = deque()
         self.failed = False
         self.book: CaptureBook | None = None  # loaded when the crawl has sources with captures
+        self.keeper: ProcessPoolExecutor | None = None  # keeps batches of captured pages
         self.captured: dict[str, int] = {}  # capture outcome -> count, for the summary
 
     @classmethod
@@ -260,6 +262,8 @@ class IssuePipeline(Stage):
             self.session.submit(self._finish, reason).result()
         finally:
             self.session.close()
+            if self.keeper is not None:
+                self.keeper.shutdown(wait=True)
 
     def _flush(self) -> None:
         if self.failed:
@@ -305,7 +309,7 @@ class IssuePipeline(Stage):
                 self.run.drop(vendor, NOT_ISSUED)
             return
         try:
-            self._keep(writer, bodies)
+            self._keep(writer, bodies, any(change == CAPTURE for _, change, _ in batch))
             writer.issue([envelope for _, _, envelope in batch])
         except (LedgerError, OSError):
             for vendor, _ in items:
@@ -314,14 +318,22 @@ class IssuePipeline(Stage):
         for vendor, change in items:
             self.run.count(vendor, change)
 
-    def _keep(self, writer: Ledger, bodies: dict[str, bytes]) -> None:
-        """Make each body the batch cites durable, once per run (BodyStore.put skips kept ones)."""
-        store = BodyStore(writer.directory)
-        for digest, body in bodies.items():
-            if digest not in self.kept:
-                if store.put(body) != digest:
-                    raise LedgerError(f"body {digest} changed on its way to the ledger")
-                self.kept.add(digest)
+    def _keep(self, writer: Ledger, bodies: dict[str, bytes], pages: bool) -> None:
+        """Make each body the batch cites durable, once per run, with two syncs for the batch
+        (BodyStore.put_many; kept ones are skipped). A batch holding captures (`pages`: four
+        files each, a page, two heads, a main text) is kept by a process of its own: written
+        from this thread, each of those thousands of file operations waits for the GIL behind
+        the reactor, which made keeping pages the slowest part of a capture crawl."""
+        fresh = {digest: body for digest, body in bodies.items() if digest not in self.kept}
+        if pages and fresh:
+            if self.keeper is None:
+                self.keeper = ProcessPoolExecutor(
+                    1, mp_context=multiprocessing.get_context("spawn")
+                )
+            self.keeper.submit(keep_pages, str(writer.directory), fresh).result()
+        else:
+            BodyStore(writer.directory).put_many(fresh)
+        self.kept.update(fresh)
 
     def _finish(self, writer: Ledger, reason: str) -> None:
         run = self.run
@@ -344,7 +356,7 @@ class IssuePipeline(Stage):
         writer.append_run(record)
         state = updated_state(writer.directory, run) if not self.failed else None
         if self.book is not None and not self.failed:
-            self.book.save(writer.directory, writer.leaf_count)
+            self.book.save(writer.directory)
         if self.captured:
             found = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.captured.items()))
             logger.info("captured %d pages: %s", sum(self.captured.values()), found)

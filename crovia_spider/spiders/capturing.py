@@ -12,7 +12,6 @@ decides the outcome against the book and signs the AX.CAPTURE record (ledger/cap
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,7 +120,7 @@ class PageCaptures:
             dont_filter=True,
         )
 
-    async def page_received(self, response: Response) -> AsyncIterator[Any]:
+    async def page_received(self, response: Response) -> None:
         """A page answered (any status): its facts, its body and its main text, signed next."""
         fetch = self._page_fetch(response.meta[JOB_META])
         fetch.final_url = response.url[:URL_CHARS]
@@ -158,9 +157,8 @@ class PageCaptures:
         else:
             found = MainText(None, "")
         fetch.text, fetch.error = found.text, found.error
+        # A coroutine, not an async generator: it yields nothing to the scraper.
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
-        return
-        yield  # an async generator, as Scrapy's callbacks are
 
     def page_failed(self, failure: Failure) -> None:
         """No page to keep: a timeout, a refusal (fetch policy, robots.txt), a body over the cap,

@@ -47,6 +47,7 @@ _EXPORTS = {
     "find_leaves": "find",
     "identity_digest": "index",
     "item_envelopes": "timeline",
+    "keep_pages": "bodies",
     "ledger_key_context": "writer_key",
     "load_ledger_key": "writer_key",
     "log_origin": "tlog_store",

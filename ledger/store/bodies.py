@@ -10,11 +10,13 @@ BodyMismatch unless it is the named body. See docs/ledger.md.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
 import os
 import re
+import secrets
 import tempfile
 import threading
 import zlib
@@ -35,6 +37,9 @@ _CHUNK = 1 << 20
 MAX_BODY_BYTES = 16 * 1024 * 1024
 # Level 6 is zlib's default: nearly level 9's size on feed XML, at a fraction of its time.
 _LEVEL = 6
+# Captured pages (BodyStore.put_many from a capture crawl) at level 1: on HTML pages about 3.6x
+# faster than level 6 for about 8% more bytes, where a crawl keeps a page with every capture.
+PAGE_LEVEL = 1
 
 
 class BodyStore:
@@ -71,6 +76,49 @@ class BodyStore:
             raise
         fsync_dir(path.parent)
         return digest
+
+    def put_many(self, blobs: Mapping[str, bytes], level: int = _LEVEL) -> None:
+        """Keep every blob of `blobs` (sha256 hex -> bytes) durably, as `put` keeps one (the same
+        file, byte for byte), with two syncs for the lot instead of two for each: all are written
+        to temporary files, the file system is synced once (syncfs), they are renamed into place,
+        and it is synced once more. Where syncfs is not available, each file and directory is
+        synced instead. A page capture keeps four blobs (body, two heads, main text), and a sync
+        costs milliseconds; plain `os` calls here, as pathlib costs more than the write of a
+        head. Raises LedgerError (BodyMismatch) for a blob that is not its digest's, OSError when
+        one cannot be written; nothing half-written is ever named."""
+        pending: list[tuple[str, str]] = []
+        named: set[str] = set()
+        made: set[str] = set()
+        root = str(self.root)
+        try:
+            for digest, data in blobs.items():
+                self.path(digest)  # a digest, or BodyMismatch: no name reaches outside bodies/
+                folder = f"{root}/{digest[:2]}"
+                path = f"{folder}/{digest}.gz"
+                if path in named or os.path.exists(path):
+                    continue
+                if hashlib.sha256(data).hexdigest() != digest:
+                    raise BodyMismatch(f"body {digest} changed on its way to the ledger")
+                if folder not in made:
+                    _make_dirs(Path(folder))
+                    made.add(folder)
+                named.add(path)
+                tmp = f"{folder}/.{digest[:16]}.{secrets.token_hex(8)}.tmp"  # as mkstemp names
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                pending.append((tmp, path))
+                with os.fdopen(fd, "wb") as out:
+                    out.write(gzip.compress(data, compresslevel=level, mtime=0))
+            if not pending:
+                return
+            _sync_files([tmp for tmp, _ in pending])
+            for tmp, path in pending:
+                os.replace(tmp, path)
+            _sync_files(sorted({os.path.dirname(path) for _, path in pending}))
+        except BaseException:
+            for tmp, _ in pending:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            raise
 
     def copy_to(self, digest: object, out: BinaryIO, max_size: int = MAX_BODY_BYTES) -> None:
         """Write the body named `digest` to `out` as it is kept, then raise BodyMismatch if it is
@@ -170,6 +218,12 @@ class CitedBodies:
             self._verified.add(digest)
 
 
+def keep_pages(ledger_dir: str, blobs: Mapping[str, bytes]) -> None:
+    """`BodyStore(ledger_dir).put_many(blobs, PAGE_LEVEL)`, as a function a process pool can run:
+    the crawl keeps a batch of captured pages in a process of its own (pipelines/issue.py)."""
+    BodyStore(ledger_dir).put_many(blobs, PAGE_LEVEL)
+
+
 def check_cited(envelope: Mapping[str, Any], ledger_dir: str | Path, leaf_index: int) -> None:
     """Raise BodyMismatch naming `leaf_index` and the body unless the body `envelope` cites in
     `object.fetch.body_sha256` is kept in `ledger_dir` with exactly those bytes."""
@@ -185,6 +239,37 @@ class _Discard(io.RawIOBase):
 
 
 _DISCARD = _Discard()
+
+
+def _sync_files(paths: list[str]) -> None:
+    """Make `paths` (files, or directories whose entries changed) durable: one syncfs of their
+    file system (Linux), else an fsync of each."""
+    if paths and _SYNCFS is not None:
+        fd = os.open(paths[0], os.O_RDONLY)
+        try:
+            if _SYNCFS(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _libc_syncfs() -> Any:
+    """libc's syncfs(2) (Linux), or None: the standard library has no binding for it."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+
+
+_SYNCFS = _libc_syncfs()
 
 
 def _read(src: gzip.GzipFile, digest: str, size: int = _CHUNK) -> bytes:
