@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import multiprocessing
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from scrapy import signals
@@ -37,6 +37,8 @@ from scrapy.crawler import Crawler
 from crovia_spider.capture.book import DEFAULT_SCHEDULE, CaptureBook, parse_schedule, set_book
 from crovia_spider.capture.text import extractor as text_extractor
 from crovia_spider.exceptions import CrawlRefused
+from crovia_spider.feed.ceilings import DEFAULT_MEMORY_MB
+from crovia_spider.feed.parsepool import start_worker
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runs.feed_state import failing_streaks, load_state, updated_state
 from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
@@ -326,11 +328,13 @@ class IssuePipeline(Stage):
         the reactor, which made keeping pages the slowest part of a capture crawl."""
         fresh = {digest: body for digest, body in bodies.items() if digest not in self.kept}
         if pages and fresh:
-            if self.keeper is None:
-                self.keeper = ProcessPoolExecutor(
-                    1, mp_context=multiprocessing.get_context("spawn")
-                )
-            self.keeper.submit(keep_pages, str(writer.directory), fresh).result()
+            if self.keeper is None:  # spawned, ends itself if the crawl is killed: as the parser
+                self.keeper = start_worker(DEFAULT_MEMORY_MB << 20)
+            try:
+                self.keeper.submit(keep_pages, str(writer.directory), fresh).result()
+            except BrokenProcessPool:  # killed (out of memory?): this batch is not issued
+                self.keeper = None
+                raise OSError("the process keeping captured pages died") from None
         else:
             BodyStore(writer.directory).put_many(fresh)
         self.kept.update(fresh)
