@@ -26,6 +26,7 @@ from typing import Any
 from xml.parsers.expat import errors as expat_errors
 
 import feedparser
+import feedparser.encodings
 
 from crovia_spider.feed.prolog import (
     BOMS,
@@ -34,6 +35,13 @@ from crovia_spider.feed.prolog import (
     declares_entities_anywhere,
 )
 from crovia_spider.feed.references import INVALID_MARK, INVALID_REF, resolve_references
+
+# feedparser guesses a body's encoding with chardet whenever chardet (or cchardet) can be imported,
+# and the wacz package brings chardet in. A kept body must read the same wherever and whenever it
+# is read again (crovia absent and history recount its entries against a signed digest), so it is
+# never guessed: a body its declared encoding cannot decode is tried as utf-8, windows-1252, then
+# iso-8859-2, as feedparser does without chardet.
+feedparser.encodings.lazy_chardet_encoding = None
 
 DECLARES_ENTITIES = "refused: the document declares DTD entities (entity bomb or XXE)"
 # expat's messages for trouble with entities: the loose parser's text would hold `&name;` garbage.

@@ -7,6 +7,7 @@ browser makes elsewhere is refused and counted, and the test fails if there is o
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import socket
 import subprocess
@@ -96,7 +97,14 @@ def test_an_exported_wacz_replays_in_pywb_with_its_captured_title(made, tmp_path
 
 
 def _open_in_chromium(base: str) -> tuple[str, str, list[str]]:
-    """(the top page's title, the replayed page's title, URLs asked outside `base`)."""
+    """(the top page's title, the replayed page's title, URLs asked outside `base`), from a
+    thread of its own: Playwright's sync API refuses a thread where an asyncio loop runs, and an
+    earlier test of the same pytest worker may have left one marked running in this thread."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(_titles_in_chromium, base).result(timeout=300)
+
+
+def _titles_in_chromium(base: str) -> tuple[str, str, list[str]]:
     from playwright.sync_api import sync_playwright
 
     elsewhere: list[str] = []
