@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 import re
 import weakref
 from dataclasses import asdict, dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crovia_spider.runs.feed_state import save_json
 from ledger.capture_record import (
     EDITED,
     FAILED,
@@ -35,7 +35,6 @@ from ledger.capture_record import (
     REMOVED,
     UNCHANGED,
 )
-from ledger.jsonl import fsync_dir
 from ledger.store import LEDGER_FILE, PageCapture, page_chains
 
 BOOK_FILE = "captures_state.json"
@@ -174,19 +173,12 @@ class CaptureBook:
         """Replace the book file atomically (write, fsync, rename, fsync the directory); by the
         ledger's writer, after its last batch, so the ledger's size is a line's end."""
         self.ledger_bytes = (Path(directory) / LEDGER_FILE).stat().st_size
-        path = Path(directory) / BOOK_FILE
-        tmp = path.with_name(path.name + ".tmp")
         data = {
             "schema": BOOK_SCHEMA,
             "ledger_bytes": self.ledger_bytes,
             "pages": {key: asdict(page) for key, page in sorted(self.pages.items())},
         }
-        with tmp.open("w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
+        save_json(Path(directory) / BOOK_FILE, data)
 
     # -- what to capture --------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ docs/ledger.md.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import ledger_dir, require_ledger
-from crovia_spider.cli.output import check_output
+from crovia_spider.cli.output import write_streamed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,27 +57,9 @@ def cmd_body(args: argparse.Namespace) -> int:
 
 
 def _write_checked(store: object, digest: object, path: Path, force: bool) -> None:
-    """Stream the body into a temporary file beside `path`; only if it matches, rename it to
-    `path` (a new file is linked exclusively, so a file appearing meanwhile is kept)."""
-    check_output(path, force=force)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            store.copy_to(digest, out)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # what open() would have made, not mkstemp's 0600
-        if force and os.path.lexists(path):
-            check_output(path, force=force)  # still not a key file
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                check_output(path, force=force)  # names the file
-                raise
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    """Stream the body into a temporary file beside `path`; only if it matches, make it `path`
+    (crovia_spider/cli/output.py write_streamed)."""
+    write_streamed(path, lambda out: store.copy_to(digest, out), force=force)
 
 
 def _cited_body(envelope: dict, axiom_id: str) -> object:

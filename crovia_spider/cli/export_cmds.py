@@ -13,15 +13,12 @@ writes nothing. Nothing matching, an unsealed record (for a WACZ) or FILE existi
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
-from crovia_spider.cli.output import check_output, force_flag
+from crovia_spider.cli.output import check_output, force_flag, write_streamed
 
 DESCRIPTION = (
     "Captures of web pages signed in a crovia-spider ledger. Each WARC record names its capture"
@@ -110,7 +107,7 @@ def _export_warc(captures: list, store: Any, path: Path, force: bool) -> Any:
         info = warcinfo(DESCRIPTION)
         return write_warc(out, captures, store, filename=path.name, info=info, gzip=gzip)
 
-    return _write_new(path, force, write)
+    return write_streamed(path, write, force=force)
 
 
 def _export_wacz(reader: Any, captures: list, store: Any, path: Path, force: bool) -> Any:
@@ -133,33 +130,7 @@ def _export_wacz(reader: Any, captures: list, store: Any, path: Path, force: boo
             workdir=path.parent,
         )
 
-    return _write_new(path, force, write)
-
-
-def _write_new(path: Path, force: bool, write: Callable[[BinaryIO], Any]) -> Any:
-    """Run `write` on a temporary file beside `path`; only if it returns, make that file `path`
-    (a new file is linked exclusively, so a file appearing meanwhile is kept; --force replaces)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w+b") as out:
-            written = write(out)
-            out.flush()
-            os.fsync(out.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # what open() would have made, not mkstemp's 0600
-        if force and os.path.lexists(path):
-            check_output(path, force=force)  # still never a key file
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                check_output(path, force=force)  # names the file
-                raise
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return written
+    return write_streamed(path, write, force=force)
 
 
 def _report(args: argparse.Namespace, path: Path, captures: list, written: Any) -> None:

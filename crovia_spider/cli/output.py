@@ -18,9 +18,13 @@ import argparse
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO, TypeVar
 
 from crovia_spider.options import path_default
+
+T = TypeVar("T")
 
 KEY_SUFFIXES = frozenset({".key", ".pem"})
 _SNIFF_BYTES = 4096
@@ -72,6 +76,38 @@ def write_output(path: Path, data: bytes, *, force: bool) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_streamed(path: Path, write: Callable[[BinaryIO], T], *, force: bool) -> T:
+    """Run `write` on a temporary file beside `path`; only if it returns, make that file `path`
+    and return what `write` returned. A new file is linked exclusively (a file appearing
+    meanwhile is kept, and named); with `force` an existing non-key file is replaced. The file
+    gets the mode open() would give it, not mkstemp's 0600. What `write` raises propagates, and
+    nothing is left at `path` or beside it."""
+    import tempfile  # here: `crovia verify` imports this module and never writes
+
+    check_output(path, force=force)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w+b") as out:
+            written = write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if force and os.path.lexists(path):
+            check_output(path, force=force)  # still never a key file
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                check_output(path, force=force)  # names the file
+                raise
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return written
 
 
 def is_key_file(path: Path) -> bool:

@@ -53,10 +53,15 @@ def load_state(ledger_dir: Path | str) -> dict[str, dict[str, Any]]:
 
 def save_state(ledger_dir: Path | str, state: dict[str, dict[str, Any]]) -> None:
     """Replace the state file atomically. Raises OSError if it cannot be written."""
-    path = Path(ledger_dir) / STATE_FILE
+    save_json(Path(ledger_dir) / STATE_FILE, state)
+
+
+def save_json(path: Path, data: Any) -> None:
+    """Replace the JSON file at `path` with `data` atomically and durably (write, fsync,
+    rename, fsync the directory): a state file beside the ledger (this one, the capture book)."""
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
-        json.dump(state, out, indent=1, sort_keys=True)
+        json.dump(data, out, indent=1, sort_keys=True)
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
