@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 # Batches handed to the writer thread but not yet durable; beyond this the reactor waits, so a fast
 # feed cannot pile every envelope of a crawl up in memory.
 MAX_PENDING_BATCHES = 4
+# Capture records per batch at most (each keeps a page, its heads and its main text).
+CAPTURE_BATCH = 100
 NOT_ISSUED = "not issued: the ledger failed earlier in this run"
 # The `change` of a fetch record and of a capture record in a batch: no item, no item counter.
 FETCH = "fetch"
@@ -85,6 +87,7 @@ class IssuePipeline(Stage):
         self.batch_size = max(1, crawler.settings.getint("CROVIA_ISSUE_BATCH"))
         self.batch: list[tuple[str, str, dict[str, Any]]] = []
         self.batch_bodies: dict[str, bytes] = {}  # sha256 -> body cited by the current batch
+        self.batch_captures = 0  # capture records in the current batch
         self.kept: set[str] = set()  # bodies durable in the ledger (writer thread only)
         self.pending: deque[Future[None]] = deque()
         self.failed = False
@@ -248,7 +251,10 @@ class IssuePipeline(Stage):
         self.captured[outcome] = self.captured.get(outcome, 0) + 1
         self.batch.append((job.vendor, CAPTURE, envelope))
         self.batch_bodies.update(blobs)
-        if len(self.batch) >= self.batch_size:
+        self.batch_captures += 1
+        # Pages are large: a batch goes to the writer every CAPTURE_BATCH captures, so most are
+        # kept while the next are fetched, and little is left to keep when the crawl ends.
+        if len(self.batch) >= self.batch_size or self.batch_captures >= CAPTURE_BATCH:
             self._flush()
 
     def close_spider(self) -> None:
@@ -274,7 +280,7 @@ class IssuePipeline(Stage):
                     self.run.drop(vendor, NOT_ISSUED)
         elif self.batch:
             self.pending.append(self.session.submit(self._issue, self.batch, self.batch_bodies))
-        self.batch, self.batch_bodies = [], {}
+        self.batch, self.batch_bodies, self.batch_captures = [], {}, 0
         self.session.release_held()
         while len(self.pending) > MAX_PENDING_BATCHES:
             self._settle(self.pending.popleft())
