@@ -23,6 +23,7 @@ BENCHES = (
     "audit_crawl_bench.py",
     "kinds_bench.py",
     "stage_bench.py",
+    "capture_bench.py",
 )
 
 
