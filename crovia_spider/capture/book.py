@@ -100,10 +100,8 @@ class Page:
     items: list[str] = field(default_factory=list)  # every version's axiom_id met
     first_seen: str = ""  # the first capture's time (UTC seconds, Z)
     last: str = ""  # the axiom_id of the last capture record
-    captures: int = 0
     version: str = ""  # the last version's key: its text digest, else its body digest
     version_url: str = ""  # the final URL of the last version
-    gone: bool = False  # the last capture found a 404 or 410
     next_due: str = ""
 
 
@@ -233,16 +231,11 @@ class CaptureBook:
         if capture.item and capture.item not in page.items:
             page.items.append(capture.item)
         page.last = capture.axiom_id
-        page.captures += 1
         moment = capture.captured_at[:19] + "Z"
         page.first_seen = page.first_seen or moment
         if capture.outcome in NEW_VERSION:
             page.version = capture.version_key
             page.version_url = capture.final_url
-        if capture.outcome in (FIRST, UNCHANGED, EDITED, MOVED):
-            page.gone = False
-        elif capture.outcome == REMOVED:
-            page.gone = True
         page.next_due = next_due(page.first_seen, moment, self.schedule)
 
 
