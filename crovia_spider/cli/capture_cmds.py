@@ -9,7 +9,8 @@ are due are captured and signed (AX.CAPTURE, docs/format.md), as a crawl does af
 item's page between two versions: by default the last two, else the version in force at each
 TIME (the newest capture that started a version at or before it). Each side names its capture
 record. The texts are the kept ones the records sign (`text.sha256`), checked on reading.
-Exit 0: no difference; 1: differences (as diff(1)); 3: the page has no version at a time asked.
+Exit 0: no difference; 1: differences (as diff(1)); 2: AXIOM_ID is no item nor capture, or a
+usage error; 3: the page has no version at a time asked.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ import difflib
 import sys
 from typing import Any
 
-from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+from crovia_spider.cli.ledger_args import (
+    json_flag,
+    ledger_dir,
+    print_json,
+    require_ledger,
+    utc_time,
+)
 
 EXIT_NO_VERSION = 3
 
@@ -49,17 +56,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the unified diff of an item's page between two captured versions",
         description="Print the unified diff of the main text of the page of AXIOM_ID (any version"
         " of the item, or one of its capture records) between two versions: the last two, or"
-        " those in force at --from and --to. Exit 0 no difference, 1 differences, 3 no version"
-        " at a time asked.",
+        " those in force at --from and --to. Exit 0 no difference, 1 differences, 2 not an item"
+        " with a page, 3 no version at a time asked.",
     )
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     parser.add_argument(
-        "--from", dest="since", metavar="TIME",
-        help="the version in force at this UTC time (2026-12-01T09:00:00Z)",
+        "--from", dest="since", metavar="TIME", type=utc_time,
+        help="the version in force at this time (2026-12-01 or 2026-12-01T09:00:00Z; UTC)",
     )  # fmt: skip
     parser.add_argument(
-        "--to", dest="until", metavar="TIME",
-        help="the version in force at this UTC time (default: the newest)",
+        "--to", dest="until", metavar="TIME", type=utc_time,
+        help="the version in force at this time (default: the newest)",
     )  # fmt: skip
     ledger_dir(parser)
     json_flag(parser)
@@ -90,16 +97,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from crovia_spider.cli import UsageError
-    from ledger.envelope_shape import _FRACTION
     from ledger.store import BodyStore
 
     require_ledger(args.ledger_dir)
-    for name in ("since", "until"):
-        value = getattr(args, name)
-        if value is not None and not _FRACTION.fullmatch(value):
-            raise UsageError(f"--{'from' if name == 'since' else 'to'} {value!r}: a UTC time"
-                             " such as 2026-12-01T09:00:00Z")  # fmt: skip
     history = _page_history(args.ledger_dir, args.axiom_id)
     versions = history.versions
     if args.since is None and args.until is None:
@@ -147,15 +147,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _page_history(directory: Any, axiom_id: str) -> Any:
-    """The captures of the page of the item `axiom_id` names (any version, or a capture)."""
-    from crovia_spider.cli.history_cmds import item_versions
+    """The captures of the page of the item `axiom_id` names (any version, or a capture): its
+    envelope found by the index, then one pass over the ledger (ledger/store/pages.py)."""
+    from crovia_spider.exceptions import CroviaError
     from ledger.store import Ledger, page_history
 
     with Ledger.open(directory) as ledger:
         envelope = ledger.envelope_of(axiom_id)
-    if envelope.get("axiom_type") == "AX.CAPTURE":
-        axiom_id = (envelope.get("body") or {}).get("item", "")
-    return page_history(directory, item_versions(directory, axiom_id))
+        if envelope.get("axiom_type") == "AX.CAPTURE":
+            envelope = ledger.envelope_of(str((envelope.get("body") or {}).get("item", "")))
+    identity = (envelope.get("object") or {}).get("identity")
+    if envelope.get("axiom_type") != "AX.OBS" or not isinstance(identity, dict):
+        raise CroviaError(f"{axiom_id} is neither an item nor a capture of an item's page")
+    return page_history(directory, identity)
 
 
 def _at(versions: list[Any], moment: str) -> Any:

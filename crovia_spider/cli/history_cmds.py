@@ -155,7 +155,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             f"{len(identities)} items match, name one by AXIOM_ID (or --vendor V): {shown}"
         )
     line = _timeline(args.ledger_dir, identities[0])
-    page = page_history(args.ledger_dir, {version.axiom_id for version in line.versions})
+    page = page_history(args.ledger_dir, line.identity)
     if args.json:
         print_json({"ok": True, **line.as_dict(), "page": page.as_dict()})
         return EXIT_OK
@@ -183,22 +183,10 @@ def cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def page_history(directory: Any, item_ids: set[str]) -> Any:
+def page_history(directory: Any, identity: dict[str, Any]) -> Any:
     from ledger.store import page_history as read
 
-    return read(directory, item_ids)
-
-
-def item_versions(directory: Any, axiom_id: str) -> set[str]:
-    """The axiom_ids of every version of the item one of whose versions is `axiom_id`."""
-    from ledger.store import item_envelopes
-
-    found = item_envelopes(directory, lambda env: env.get("axiom_id") == axiom_id)
-    identities = _identities(found)
-    if not identities:
-        return {axiom_id}
-    same = item_envelopes(directory, lambda env: env["object"].get("identity") == identities[0])
-    return {str(env.get("axiom_id")) for env in same}
+    return read(directory, identity)
 
 
 def _print_page(page: Any) -> None:

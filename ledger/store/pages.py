@@ -16,14 +16,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE, NEW_VERSION, REMOVED
+from ledger.capture_record import CAPTURE_TYPE, NEW_VERSION
 from ledger.envelope import AXIOM_TYPE
-from ledger.exceptions import LedgerNotFound, LineInvalid
+from ledger.exceptions import LedgerNotFound
 from ledger.store.index import identity_of
 from ledger.store.reader import LEDGER_FILE
+from ledger.store.timeline import parse_leaf
 
 
 @dataclass
@@ -90,22 +89,26 @@ def capture_of(envelope: Mapping[str, Any], index: int) -> PageCapture:
     )
 
 
-def leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(leaf index, envelope) of the capture leaves (other leaves are skipped unparsed)."""
+# The lines these readers parse: items and captures (every other leaf is skipped unparsed).
+_ITEM_TAG = b'"axiom_type":"' + AXIOM_TYPE.encode() + b'"'
+_CAPTURE_TAG = b'"axiom_type":"' + CAPTURE_TYPE.encode() + b'"'
+
+
+def _items_and_captures(
+    directory: Path, start_offset: int = 0
+) -> Iterator[tuple[int, int, dict[str, Any] | None]]:
+    """(line number from `start_offset`, byte offset where the line ends, the envelope when the
+    line is an item or a capture, else None) of every complete line from byte `start_offset`."""
     path = Path(directory) / LEDGER_FILE
     if not path.is_file():
         raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
-    wanted = b'"axiom_type":"' + CAPTURE_TYPE.encode()
-    for index, (_, line) in enumerate(jsonl.iter_lines(path)):
-        if wanted not in line:
-            continue
-        try:
-            envelope = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LineInvalid(f"leaf {index} is not JSON ({exc}): run crovia audit") from None
-        if type(envelope) is not dict:
-            raise LineInvalid(f"leaf {index} is not a JSON object: run crovia audit")
-        yield index, envelope
+    for number, (offset, line) in enumerate(jsonl.iter_lines(path, start_offset)):
+        end = offset + len(line) + 1
+        if _ITEM_TAG in line or _CAPTURE_TAG in line:
+            where = f"leaf {number}" if start_offset == 0 else f"the line at byte {offset}"
+            yield number, end, parse_leaf(line, where)
+        else:
+            yield number, end, None
 
 
 def page_chains(
@@ -116,35 +119,20 @@ def page_chains(
     capture)]}, the byte offset read to). `known_items` maps the axiom_ids of items written
     before `start_offset` to their identity digests; a capture of an item met nowhere is left
     out. Only what was appended since is read, so a crawl catching up costs what it missed."""
-    path = Path(directory) / LEDGER_FILE
-    if not path.is_file():
-        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
     items: dict[str, str] = dict(known_items or {})
     facts: dict[str, dict[str, Any]] = {}
     chains: dict[str, list[tuple[dict[str, Any], PageCapture]]] = {}
-    wanted = (b'"axiom_type":"' + AXIOM_TYPE.encode(), b'"axiom_type":"' + CAPTURE_TYPE.encode())
     end = start_offset
-    for offset, line in jsonl.iter_lines(path, start_offset):
-        end = offset + len(line) + 1
-        if not any(tag in line for tag in wanted):
+    for _, line_end, envelope in _items_and_captures(directory, start_offset):
+        end = line_end
+        if envelope is None:
             continue
-        try:
-            envelope = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LineInvalid(
-                f"the line at byte {offset} is not JSON ({exc}): run crovia audit"
-            ) from None
-        if type(envelope) is not dict:
-            raise LineInvalid(f"the line at byte {offset} is not a JSON object: run crovia audit")
         axiom_id = envelope.get("axiom_id")
         if envelope.get("axiom_type") == AXIOM_TYPE and type(axiom_id) is str:
             key = identity_of(envelope)
             items[axiom_id] = key
             record = (envelope.get("body") or {}).get("spider_record") or {}
-            facts[key] = {
-                "vendor": record.get("vendor", ""),
-                "spider": record.get("spider", ""),
-            }
+            facts[key] = {"vendor": record.get("vendor", ""), "spider": record.get("spider", "")}
         elif envelope.get("axiom_type") == CAPTURE_TYPE:
             capture = capture_of(envelope, -1)
             key = items.get(capture.item)
@@ -153,17 +141,20 @@ def page_chains(
     return chains, end
 
 
-def page_history(directory: Path, item_ids: set[str]) -> PageHistory:
-    """The capture records of the item whose AX.OBS versions are `item_ids`, in leaf order."""
+def page_history(directory: Path, identity: Mapping[str, Any]) -> PageHistory:
+    """The capture records of the item whose `object.identity` is `identity` (of any of its
+    versions), in leaf order, in one pass: an item's envelope precedes its captures."""
+    identity = dict(identity)
+    versions: set[str] = set()
     history = PageHistory()
-    for index, envelope in leaves(directory):
-        if envelope.get("axiom_type") == CAPTURE_TYPE:
+    for index, _, envelope in _items_and_captures(directory):
+        if envelope is None:
+            continue
+        if envelope.get("axiom_type") == AXIOM_TYPE:
+            if (envelope.get("object") or {}).get("identity") == identity:
+                versions.add(str(envelope.get("axiom_id")))
+        elif envelope.get("axiom_type") == CAPTURE_TYPE:
             body = envelope.get("body")
-            if isinstance(body, Mapping) and body.get("item") in item_ids:
+            if isinstance(body, Mapping) and body.get("item") in versions:
                 history.captures.append(capture_of(envelope, index))
     return history
-
-
-def removed(capture: PageCapture) -> bool:
-    """Whether a capture found the page gone (a 404 or 410)."""
-    return capture.outcome == REMOVED

@@ -324,16 +324,24 @@ def _leaves(directory: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
     for index, (_, line) in enumerate(jsonl.iter_lines(path)):
-        try:
-            envelope = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LineInvalid(f"leaf {index} is not JSON ({exc}): run crovia audit") from None
-        if type(envelope) is not dict:
-            raise LineInvalid(f"leaf {index} is not a JSON object: run crovia audit")
+        envelope = parse_leaf(line, f"leaf {index}")
         for section in ("body", "object", "subject"):
             if type(envelope.get(section)) is not dict:
                 envelope[section] = {}
         yield index, envelope
+
+
+def parse_leaf(line: bytes, where: str) -> dict[str, Any]:
+    """A ledger line as the JSON object it must be; LineInvalid naming `where` (a leaf, or a byte
+    offset) otherwise (`crovia audit` says more). The readers of history share it
+    (ledger/store/pages.py too)."""
+    try:
+        envelope = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise LineInvalid(f"{where} is not JSON ({exc}): run crovia audit") from None
+    if type(envelope) is not dict:
+        raise LineInvalid(f"{where} is not a JSON object: run crovia audit")
+    return envelope
 
 
 def _version(envelope: Mapping[str, Any], index: int) -> Version:
