@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
+from crovia_spider.cli.ledger_args import (
+    json_flag,
+    ledger_dir,
+    print_json,
+    require_ledger,
+    utc_time,
+)
 from crovia_spider.cli.output import check_output, force_flag, write_streamed
 
 DESCRIPTION = (
@@ -53,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--since",
         metavar="DATE",
-        type=_since,
+        type=utc_time,
         help="only captures at or after DATE (a date or ISO 8601 time, UTC if no zone)",
     )
     out = parser.add_mutually_exclusive_group(required=True)
@@ -63,17 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     force_flag(parser)
     json_flag(parser)
     parser.set_defaults(handler=cmd_export)
-
-
-def _since(text: str) -> str:
-    from ledger.store import parse_since
-
-    try:
-        return parse_since(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a date or ISO 8601 time: {text!r} (e.g. 2026-11-29 or 2026-11-29T18:00:00Z)"
-        ) from None
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from crovia_spider.cli import EXIT_OK
-from crovia_spider.cli.ledger_args import ledger_dir, print_json
+from crovia_spider.cli.ledger_args import ledger_dir, print_json, utc_time
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--since",
         metavar="DATE",
-        type=_since,
+        type=utc_time,
         help="observed at or after DATE: 2026-11-29 (UTC) or 2026-11-29T18:00:00Z",
     )
     output = parser.add_mutually_exclusive_group()
@@ -61,14 +61,3 @@ def cmd_find(args: argparse.Namespace) -> int:
         print(f"    {leaf.title}\n    {leaf.url}")
     print(f"{count} found in {args.ledger_dir}")
     return EXIT_OK
-
-
-def _since(text: str) -> str:
-    from ledger.store import parse_since
-
-    try:
-        return parse_since(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a date or ISO 8601 time: {text!r} (e.g. 2026-11-29 or 2026-11-29T18:00:00Z)"
-        ) from None

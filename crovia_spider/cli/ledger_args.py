@@ -34,6 +34,19 @@ def notice(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def utc_time(text: str) -> str:
+    """An argparse type: a date (midnight UTC) or ISO 8601 time (no zone means UTC), as the
+    UTC string envelope times compare with (ledger.store.parse_since); a clear usage error else."""
+    from ledger.store import parse_since
+
+    try:
+        return parse_since(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a date or ISO 8601 time: {text!r} (e.g. 2026-11-29 or 2026-11-29T18:00:00Z)"
+        ) from None
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an int of at least 1."""
     value = int(text)

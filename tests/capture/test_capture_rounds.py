@@ -151,6 +151,15 @@ def test_diff_prints_the_edit_and_names_both_records(rounds):
     # A time before any capture has no version.
     early = crovia(tmp_path, "diff", item_of(tmp_path, "edited"), "--to", "2001-01-01T00:00:00Z")
     assert early.returncode == 3 and "no captured version" in early.stderr
+    # A date is a time too (midnight UTC); a time that is none is a usage error; a fetch
+    # record is no item with a page.
+    dated = crovia(tmp_path, "diff", item_of(tmp_path, "edited"), "--to", "2001-01-01")
+    assert dated.returncode == 3
+    wrong = crovia(tmp_path, "diff", item_of(tmp_path, "edited"), "--to", "yesterday")
+    assert wrong.returncode == 2 and "not a date or ISO 8601 time" in wrong.stderr
+    fetch = next(e for e in leaves(tmp_path) if e["axiom_type"] == "AX.FETCH")["axiom_id"]
+    not_item = crovia(tmp_path, "diff", fetch)
+    assert not_item.returncode == 2 and "neither an item nor a capture" in not_item.stderr
     # The moved page kept its text: the move is no edit of the main text.
     assert crovia(tmp_path, "diff", item_of(tmp_path, "moving")).returncode == 0
 
