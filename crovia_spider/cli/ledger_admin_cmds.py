@@ -222,6 +222,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         f" pending, {stamps['ots_confirmed']} confirmed in Bitcoin"
     )
     print(f"fetch records: {stats['fetch_records']} (one per feed and crawl)")
+    print(f"page captures: {stats['page_captures']} (one per capture of an item's page)")
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count} items")
     return EXIT_OK

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ledger.canonical import canonical_json, encode_checked
+from ledger.capture_record import PAGE_TARGET_PREFIX
 from ledger.exceptions import IndexCorrupt
 from ledger.fetch_record import FEED_TARGET_PREFIX
 from ledger.store import find_index
@@ -323,20 +324,23 @@ class LedgerIndex:
 
     def vendor_counts(self) -> dict[str, int]:
         """Items (AX.OBS leaves) by vendor; fetch records, whose target is their feed
-        (ledger/fetch_record.py), are counted by `fetch_record_count`."""
+        (ledger/fetch_record.py), and page captures, whose target is their page
+        (ledger/capture_record.py), are counted by `target_count`."""
         self.flush()
+        feed, page = FEED_TARGET_PREFIX, PAGE_TARGET_PREFIX
         rows = self._db.execute(
             "SELECT vendor, COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) != ?"
-            " GROUP BY vendor ORDER BY vendor",
-            (len(FEED_TARGET_PREFIX), FEED_TARGET_PREFIX),
+            " AND substr(target_id, 1, ?) != ? GROUP BY vendor ORDER BY vendor",
+            (len(feed), feed, len(page), page),
         )
         return dict(rows.fetchall())
 
-    def fetch_record_count(self) -> int:
+    def target_count(self, prefix: str) -> int:
+        """Leaves whose target starts with `prefix`: FEED_TARGET_PREFIX (fetch records) or
+        PAGE_TARGET_PREFIX (page captures)."""
         self.flush()
         (count,) = self._db.execute(
-            "SELECT COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) = ?",
-            (len(FEED_TARGET_PREFIX), FEED_TARGET_PREFIX),
+            "SELECT COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) = ?", (len(prefix), prefix)
         ).fetchone()
         return count
 

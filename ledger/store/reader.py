@@ -20,7 +20,9 @@ from typing import Any, Self, TypeVar
 import orjson
 
 from ledger import jsonl, merkle
+from ledger.capture_record import PAGE_TARGET_PREFIX
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
+from ledger.fetch_record import FEED_TARGET_PREFIX
 from ledger.receipt.build import build_receipt
 from ledger.store.index import IndexEntry, LedgerIndex, Versions
 from ledger.store.tree import FileNodeStore
@@ -217,8 +219,9 @@ class LedgerReader:
             if last is None
             else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
             "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
-            "vendors": self._index.vendor_counts(),  # items; fetch records below
-            "fetch_records": self._index.fetch_record_count(),
+            "vendors": self._index.vendor_counts(),  # items; fetch records and captures below
+            "fetch_records": self._index.target_count(FEED_TARGET_PREFIX),
+            "page_captures": self._index.target_count(PAGE_TARGET_PREFIX),
             "runs": sum(1 for _ in jsonl.iter_lines(self.directory / RUNS_FILE)),
         }
 

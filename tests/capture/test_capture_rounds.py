@@ -215,3 +215,16 @@ def test_every_capture_verifies_pinned_and_a_changed_page_fails_the_audit(rounds
         assert digest in said and chain[2]["axiom_id"] in said and "body_sha256" in said
     finally:
         path.write_bytes(original)
+
+
+def test_stats_counts_captures_apart_from_items(rounds):
+    """`crovia stats` (and `crovia feeds list`, which reads its counts) counts a vendor's items,
+    not its page captures, whose target is their page: 3 items, 1 fetch record, 15 captures."""
+    tmp_path, _ = rounds
+    shown = crovia(tmp_path, "stats", "--json")
+    assert shown.returncode == 0, shown.stderr
+    stats = json.loads(shown.stdout)
+    assert stats["vendors"] == {"lab": 3}
+    assert stats["fetch_records"] == 1 and stats["page_captures"] == 15
+    text = crovia(tmp_path, "stats").stdout
+    assert "page captures: 15" in text and "lab: 3 items" in text
