@@ -93,7 +93,6 @@ class IssuePipeline(Stage):
         self.failed = False
         self.book: CaptureBook | None = None  # loaded when the crawl has sources with captures
         self.keeper: ProcessPoolExecutor | None = None  # keeps batches of captured pages
-        self.captured: dict[str, int] = {}  # capture outcome -> count, for the summary
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IssuePipeline:
@@ -248,7 +247,7 @@ class IssuePipeline(Stage):
             return
         axiom_id = axiom_id_of(envelope)
         self.book.record(job.key, capture_of({**envelope, "axiom_id": axiom_id}, -1))
-        self.captured[outcome] = self.captured.get(outcome, 0) + 1
+        self.run.captured(job.vendor, outcome)
         self.batch.append((job.vendor, CAPTURE, envelope))
         self.batch_bodies.update(blobs)
         self.batch_captures += 1
@@ -367,9 +366,13 @@ class IssuePipeline(Stage):
         state = updated_state(writer.directory, run) if not self.failed else None
         if self.book is not None and not self.failed:
             self.book.save(writer.directory)
-        if self.captured:
-            found = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.captured.items()))
-            logger.info("captured %d pages: %s", sum(self.captured.values()), found)
+        if run.captures:
+            outcomes: dict[str, int] = {}
+            for counts in run.captures.values():
+                for outcome, n in counts.items():
+                    outcomes[outcome] = outcomes.get(outcome, 0) + n
+            found = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
+            logger.info("captured %d pages: %s", sum(outcomes.values()), found)
         self.crawler.stats.set_value(RUN_RECORDED, True)
         after = self.crawler.settings.getint("CROVIA_FAILING_AFTER", 3)
         streaks = failing_streaks(state or load_state(writer.directory), run, after)

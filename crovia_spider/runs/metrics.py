@@ -79,6 +79,7 @@ class RunTotals:
         self._offset = 0
         self.feeds: dict[str, FeedHealth] = {}
         self.runs: dict[tuple[str, str], int] = {}
+        self.captures: dict[tuple[str, str], int] = {}  # (vendor, capture outcome) -> count
         self.last_run_finished: float | None = None
         self.unreadable = 0  # lines that are not a run record: counted, never fatal to a scrape
 
@@ -110,6 +111,11 @@ class RunTotals:
             (str(feed["vendor"]), fetch_outcome(feed), [int(feed.get(c, 0)) for c in CHANGES])
             for feed in record.get("feeds", [])
         ]
+        captured = [
+            ((str(vendor), str(outcome)), int(count))
+            for vendor, outcomes in record.get("captures", {}).items()
+            for outcome, count in outcomes.items()
+        ]
         self.last_run_finished = max(finished, self.last_run_finished or finished)
         key = (str(record.get("spider", "")), str(record.get("outcome", "")))
         self.runs[key] = self.runs.get(key, 0) + 1
@@ -125,6 +131,8 @@ class RunTotals:
                 health.last_success = finished
             for change, count in zip(CHANGES, counts, strict=True):
                 health.issued[change] += count
+        for key, count in captured:
+            self.captures[key] = self.captures.get(key, 0) + count
 
 
 def stamping_configured() -> bool:
@@ -187,6 +195,14 @@ class LedgerCollector(Collector):
                 fetches.add_metric([vendor, outcome], count)
             for change, count in health.issued.items():
                 issued.add_metric([vendor, change], count)
+        captures = CounterMetricFamily(
+            "crovia_pages_captured",
+            "Captures of items' pages (AX.CAPTURE records) by vendor and outcome",
+            labels=["vendor", "outcome"],
+        )
+        for (vendor, outcome), count in sorted(self._runs.captures.items()):
+            captures.add_metric([vendor, outcome], count)
+        yield captures
         runs = CounterMetricFamily(
             "crovia_crawl_runs", "Crawls recorded in runs.jsonl", labels=["spider", "outcome"]
         )

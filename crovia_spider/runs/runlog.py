@@ -10,6 +10,7 @@ of {run_id, spider, started_at}.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import secrets
 import threading
@@ -98,6 +99,9 @@ class RunLog:
         # When the crawl took the ledger lock: writes of crawls that raced for it are serialised
         # from here, while started_at is stamped before the wait.
         self.lock_acquired_at = ""
+        # vendor -> capture outcome -> count: the pages captured in this run (AX.CAPTURE), in
+        # the record only when there were any, so a run without captures keeps its shape.
+        self.captures: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 
     def count(self, vendor: str, outcome: str, n: int = 1) -> None:
@@ -112,6 +116,12 @@ class RunLog:
             feed = self.feeds[vendor]
             feed.dropped += n
             feed.drop_reasons[reason] = feed.drop_reasons.get(reason, 0) + n
+
+    def captured(self, vendor: str, outcome: str) -> None:
+        """Count one page capture of a vendor's item, by its outcome."""
+        with self._lock:
+            found = self.captures.setdefault(vendor, {})
+            found[outcome] = found.get(outcome, 0) + 1
 
     def cut(self, vendor: str, fields: list[str]) -> None:
         """Count the fields of one entry of a feed that were cut or left out at their cap."""
@@ -151,4 +161,4 @@ class RunLog:
             "problems": list(self.problems),
             "totals": totals,
             "feeds": feeds,
-        }
+        } | ({"captures": copy.deepcopy(self.captures)} if self.captures else {})

@@ -49,8 +49,11 @@ def rounds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, FeedServer]:
         feeds = script_site(server)
         crawled = run_crawl(tmp_path, feeds)
         assert crawled.returncode == 0, crawled.stderr[-2000:]
-        for _ in range(4):
-            done = capture_round(tmp_path)
+        for number in range(4):
+            metrics = (
+                ("-s", f"CROVIA_METRICS_FILE={tmp_path / 'metrics.prom'}") if number == 3 else ()
+            )
+            done = capture_round(tmp_path, *metrics)
             assert done.returncode == 0, done.stderr[-2000:]
         yield tmp_path, server
 
@@ -228,3 +231,24 @@ def test_stats_counts_captures_apart_from_items(rounds):
     assert stats["fetch_records"] == 1 and stats["page_captures"] == 15
     text = crovia(tmp_path, "stats").stdout
     assert "page captures: 15" in text and "lab: 3 items" in text
+
+
+def test_run_records_and_metrics_count_the_captures(rounds):
+    """Each run record counts its captures by vendor and outcome (only a run that captured has
+    `captures`), and the Prometheus metrics sum them over the runs."""
+    tmp_path, _ = rounds
+    runs = [
+        json.loads(line) for line in (tmp_path / "ledger" / "runs.jsonl").read_text().splitlines()
+    ]
+    assert [r["captures"] for r in runs] == [
+        {"lab": {"first": 3}},
+        {"lab": {"unchanged": 3}},
+        {"lab": {"edited": 1, "moved": 1, "removed": 1}},
+        {"lab": {"removed": 1, "unchanged": 2}},
+        {"lab": {"removed": 1, "unchanged": 2}},
+    ]
+    text = (tmp_path / "metrics.prom").read_text()
+    expected = {"first": 3, "unchanged": 7, "edited": 1, "moved": 1, "removed": 3}
+    for outcome, count in expected.items():
+        line = f'crovia_pages_captured_total{{outcome="{outcome}",vendor="lab"}} {count}.0'
+        assert line in text, text
