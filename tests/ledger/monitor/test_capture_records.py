@@ -18,7 +18,7 @@ from ledger.publish import publish
 from ledger.store import Ledger
 from tests.ledger.conftest import Log
 from tests.vectors.make_vectors import sample_envelope
-from tests.web.corpus_capture import BROKEN, OUTCOMES, capture_chain, changed
+from tests.web.corpus_capture import BROKEN, BROKEN_ENVELOPE, OUTCOMES, capture_chain, changed
 
 ITEM = sample_envelope(1)
 CHAIN = dict(zip(OUTCOMES, capture_chain(axiom_id_of(ITEM)), strict=True))
@@ -51,12 +51,21 @@ def test_a_log_of_capture_records_is_verified(followed: Path) -> None:
     assert orjson.loads(followed.read_bytes())["size"] == 7
 
 
-@pytest.mark.parametrize("wrong", sorted(BROKEN))
+def _broken(wrong: str) -> dict:
+    """The unsigned record of the corpus case `wrong`: a body out of shape (BROKEN) or an
+    envelope that names another page or time than its body (BROKEN_ENVELOPE)."""
+    if wrong in BROKEN:
+        base, change = BROKEN[wrong]
+        return {**CHAIN[base], "body": changed(change)(CHAIN[base]["body"])}
+    base, section, field, value = BROKEN_ENVELOPE[wrong]
+    return {**CHAIN[base], section: {**CHAIN[base][section], field: value}}
+
+
+@pytest.mark.parametrize("wrong", [*sorted(BROKEN), *sorted(BROKEN_ENVELOPE)])
 def test_an_out_of_shape_capture_record_is_refused_naming_its_leaf(
     log: Log, followed: Path, capsys: pytest.CaptureFixture, wrong: str
 ) -> None:
-    base, change = BROKEN[wrong]
-    envelope = {**CHAIN[base], "body": changed(change)(CHAIN[base]["body"])}
+    envelope = _broken(wrong)
     anchors = [{"chain": ANCHOR_CHAIN, "height": 7, **ANCHOR_SEE_RECEIPT}]
     line = orjson.dumps(sign_envelope(envelope, anchors, log.key), option=orjson.OPT_SORT_KEYS)
     # appended past the writer (which refuses it), as a signer that let it through would
