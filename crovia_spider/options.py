@@ -99,6 +99,19 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "",
         "set: every crawl writes Prometheus metrics there (node-exporter's textfile collector)",
     ),
+    "CROVIA_REDIS_URL": (
+        "",
+        "Redis of a crawl cluster (docs/cluster.md) for `crovia worker`, `sequencer`, `workers`"
+        " and `crawl --redis`; empty: crawls are local",
+    ),
+    "CROVIA_JOB_TIMEOUT": (
+        "60",
+        "seconds a worker may be silent on a job before another worker takes it over",
+    ),
+    "CROVIA_REDIS_RUN_TIMEOUT": (
+        "3600",
+        "seconds the sequencer waits for a run's results before recording the rest unanswered",
+    ),
 }
 
 

@@ -175,6 +175,7 @@ SPIDER_ROOM_RANKS = {
     "fetching": 3,
     "services": 3,
     "capture": 3,
+    "cluster": 3,
     "spiders": 4,
     "cli": 5,
 }

@@ -19,6 +19,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import path_default, project_root
 
 
@@ -51,12 +52,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
         help="a Scrapy or CROVIA_* setting for this crawl, as `scrapy crawl -s` (repeatable)",
     )  # fmt: skip
+    parser.add_argument(
+        "--redis", metavar="URL",
+        help="crawl on a cluster (docs/cluster.md): ask its sequencer for the run and wait for"
+        " its summary; the workers fetch, the sequencer signs",
+    )  # fmt: skip
     parser.set_defaults(handler=cmd_crawl)
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     from crovia_spider.schedule.children import crawl_command
 
+    if args.redis:
+        return crawl_on_cluster(args)
     prefix = crawl_command()
     settings = [arg for pair in args.settings for arg in ("-s", pair)]
     if args.crawl_verbose or args.verbose:
@@ -71,6 +79,40 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         status, interrupted = _run(argv, project_root())
         code = max(code, status)
         if status or interrupted:
+            break
+    return code
+
+
+def crawl_on_cluster(args: argparse.Namespace) -> int:
+    """`crawl --redis URL`: one crawl request per spider of the plan, each waited for; the
+    sequencer's exit status (the worst), and one line per run from its run record."""
+    from crovia_spider.cluster.connection import connect
+    from crovia_spider.cluster.sequencer import request_crawl, wait_answer
+
+    if args.settings:
+        raise ConfigError(
+            "crawl --redis takes no -s: the sequencer's and the workers' settings apply"
+        )
+    client = connect(args.redis)
+    code = 0
+    for spider, vendors in plan(args.vendors, args.skip, args.spider, _feeds_file([])):
+        request = request_crawl(client, spider, ",".join(vendors), ",".join(args.skip))
+        print(f"crawl {spider}: request {request} sent; waiting for the sequencer", flush=True)
+        answer = wait_answer(client, request) or {}
+        status = int(answer.get("exit", 1))
+        record = answer.get("run") or {}
+        totals = record.get("totals") or {}
+        feeds = record.get("feeds") or []
+        failed = sum(1 for feed in feeds if feed.get("error"))
+        print(
+            f"crawl {spider}: run {record.get('run_id', '?')} {record.get('outcome', 'failed')},"
+            f" {len(feeds)} feeds ({failed} failed), {totals.get('new', 0)} new,"
+            f" {totals.get('updated', 0)} updated, {totals.get('duplicate', 0)} unchanged,"
+            f" {totals.get('dropped', 0)} dropped; exit {status}"
+            + (f": {answer['error']}" if answer.get("error") else "")
+        )
+        code = max(code, status)
+        if status:
             break
     return code
 

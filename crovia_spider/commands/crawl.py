@@ -35,6 +35,11 @@ class Command(ScrapyCrawl):
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
+        if crawler.settings.get("CROVIA_REDIS_ROLE") == "worker":
+            # A cluster's worker keeps no ledger, no run record and no metrics file: a job it
+            # did not finish stays pending in Redis for another (crovia_spider/cluster/worker.py).
+            self.exitcode = 1 if self.crawler_process.bootstrap_failed else 0
+            return
         write_metrics_file(crawler.settings)
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1

@@ -83,10 +83,18 @@ class FeedOutcome:
 class RunLog:
     """The run being crawled. The ledger writer's thread bumps counters too, hence the lock."""
 
-    def __init__(self, spider: str, feeds: list[tuple[str, str]]) -> None:
-        self.started_at = utc_now_micro()
+    def __init__(
+        self,
+        spider: str,
+        feeds: list[tuple[str, str]],
+        run_id: str = "",
+        started_at: str = "",
+    ) -> None:
+        """A new run; or, with `run_id` and `started_at`, the run they name carried on (a crawl
+        cluster's worker and a restarted sequencer: crovia_spider/spiders/remote.py)."""
+        self.started_at = started_at or utc_now_micro()
         stamp = self.started_at[:19].replace("-", "").replace(":", "")
-        self.run_id = f"{spider}_{stamp}Z_{secrets.token_hex(4)}"
+        self.run_id = run_id or f"{spider}_{stamp}Z_{secrets.token_hex(4)}"
         self.spider = spider
         self.parent_run_hash = parent_run_hash(self.run_id, spider, self.started_at)
         self.feeds = {vendor: FeedOutcome(vendor, url) for vendor, url in feeds}

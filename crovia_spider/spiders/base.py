@@ -71,6 +71,7 @@ from crovia_spider.spiders.fetches import (
     sent_validators,
     signed_entries,
 )
+from crovia_spider.spiders.remote import SEQUENCER, WORKER, RemoteRoles, remote_role
 from crovia_spider.spiders.sitemap_walk import (
     SITEMAP_KIND,
     Read,
@@ -90,7 +91,7 @@ from ledger.fetch_record import (
 )
 
 
-class FeedSpider(PageCaptures, scrapy.Spider):
+class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
     """Crawls the feeds configured for `name`; `-a vendor=IDS` and `-a skip=IDS` narrow them.
 
     Has no `name` itself, so the base is not a crawlable spider of its own. Any other `-a` is
@@ -133,6 +134,12 @@ class FeedSpider(PageCaptures, scrapy.Spider):
         super().update_settings(settings)
         agent = user_agent(settings.get("CROVIA_USER_AGENT"), settings.get("CROVIA_CONTACT_URL"))
         settings.set("USER_AGENT", agent, priority="spider")
+        if settings.get("CROVIA_REDIS_ROLE") == WORKER:
+            # A cluster's worker signs nothing and opens no ledger: its results go to Redis
+            # (crovia_spider/spiders/remote.py), and it captures no page.
+            settings.set("ITEM_PIPELINES", {}, priority="cmdline")
+        if settings.get("CROVIA_REDIS_ROLE"):
+            settings.set("CROVIA_CAPTURE", False, priority="cmdline")
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FeedSpider:
@@ -144,11 +151,14 @@ class FeedSpider(PageCaptures, scrapy.Spider):
                 code_spider_names,  # it imports this module
             )
 
-            modules = tuple(crawler.settings.getlist("SPIDER_MODULES"))
-            feeds = load_feeds(
-                resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]), code_spider_names(modules)
-            )
-            spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
+            if remote_role(crawler.settings) != WORKER:  # a worker's feeds are its jobs'
+                modules = tuple(crawler.settings.getlist("SPIDER_MODULES"))
+                feeds = load_feeds(
+                    resolve_path(crawler.settings["CROVIA_FEEDS_FILE"]),
+                    code_spider_names(modules),
+                )
+                spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
+            remote = spider.setup_remote(crawler)
             memory_mb = _positive(crawler.settings, "CROVIA_PARSE_MEMORY_MB", int)
             seconds = _positive(crawler.settings, "CROVIA_PARSE_SECONDS", float)
         except ConfigError as exc:
@@ -157,7 +167,8 @@ class FeedSpider(PageCaptures, scrapy.Spider):
         spider.setup_captures(crawler)
         # A crawl of captures only (`crovia capture`) fetches no feed: its run record lists none.
         fetched = [] if spider.capture_only else spider.feeds
-        spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in fetched])
+        if not remote:
+            spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in fetched])
         apply_politeness(crawler.settings, spider.feeds)
         spider.parser = ParserPool(
             crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
@@ -172,18 +183,25 @@ class FeedSpider(PageCaptures, scrapy.Spider):
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         # Runs after the pipelines opened the ledger (and so hold its lock): the state is current.
-        self.state = state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
+        if self.remote_role != WORKER:  # a worker's state came with its jobs
+            self.state = load_state(resolve_path(self.settings["CROVIA_LEDGER_DIR"]))
+        if self.remote_role == SEQUENCER:  # no fetch: workers' results (spiders/remote.py)
+            async for item in self.sequence():
+                yield item
+            return
+        state = self.state
+        callback, errback = self.parse_feed, self.feed_failed
+        if self.remote_role == WORKER:
+            callback, errback = self.work_feed, self.work_failed
         for feed in [] if self.capture_only else self.feeds:
             if feed.kind == SITEMAP_KIND:
-                yield sitemap_request(
-                    feed.url, feed, callback=self.parse_feed, errback=self.feed_failed
-                )
+                yield sitemap_request(feed.url, feed, callback=callback, errback=errback)
                 continue
             headers = conditional_headers(state.get(feed.url))
             yield scrapy.Request(
                 feed.url,
-                callback=self.parse_feed,
-                errback=self.feed_failed,
+                callback=callback,
+                errback=errback,
                 headers=headers,
                 meta={"feed": feed, "handle_httpstatus_list": [304], "sent": headers},
                 dont_filter=True,
@@ -309,7 +327,11 @@ class FeedSpider(PageCaptures, scrapy.Spider):
         )
 
     def record_fetch(self, fetch: FeedFetch) -> None:
-        """Hand a fetch record to the issue stage (pipelines/issue.py signs it)."""
+        """Hand a fetch record to the issue stage (pipelines/issue.py signs it); a cluster's
+        worker keeps it for its feed's result (crovia_spider/spiders/remote.py)."""
+        if self.remote_role == WORKER:
+            self.worker_fetches[fetch.vendor] = fetch
+            return
         self.crawler.signals.send_catch_log(signal=FETCH_RECORDED, fetch=fetch)
 
     def reads_own_format(self) -> bool:

@@ -1,0 +1,329 @@
+"""`crovia sequencer`: the one process of a cluster that holds the signing key and the ledger.
+
+It refuses to start, writing nothing, unless it is the only one:
+- the ledger directory's `sequencer.lock` (flock, as the ledger's own lock: released by the kernel
+  when the holder dies) names the one running on this ledger;
+- the claim `crovia:sequencer` in Redis (a value with a lifetime the sequencer renews) names the one
+  running against this Redis. A claim naming this host and this ledger is a dead sequencer's (this
+  one holds the ledger's lock), and is taken over at once;
+- the newest checkpoint Redis holds (`crovia:checkpoint`, "LEAF_COUNT ROOT" of the newest seal)
+  must be one this ledger sealed: a second sequencer on a copy of the ledger, or on another one,
+  never writes the cluster's log (Sunlight guards against a split log the same way). After each
+  run the sequencer moves it to its new seal with a compare-and-swap: had anyone else moved it,
+  it stops.
+
+Then it takes crawl requests (`crovia crawl --redis`, one per spider) from the sequencer's consumer
+group, its own pending ones first (a request it took before being killed), and runs each as a
+`scrapy crawl SPIDER` child in the sequencer role (crovia_spider/spiders/remote.py): the run's
+jobs go to the workers, their results are checked, and the pipelines fingerprint, dedupe,
+classify, sign, append and seal exactly as in a local crawl. When the child has written the run
+record, the request is answered (its run record and exit status, for the waiting `crawl`) and
+acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crovia_spider.cluster import keys
+from crovia_spider.cluster.connection import ClusterError, connect, ensure_group, text
+from crovia_spider.cluster.worker import die_with_parent
+from crovia_spider.options import project_root
+from crovia_spider.runs.runlog import utc_now_micro
+from crovia_spider.schedule.children import crawl_command
+from ledger.exceptions import LedgerLocked
+from ledger.lock import acquire, release
+from ledger.store import RUNS_FILE, SEALS_FILE
+
+log = logging.getLogger(__name__)
+LOCK_FILE = "sequencer.lock"
+CONSUMER = "sequencer"  # one name, so a restarted sequencer finds its own pending requests
+# A request's spider, vendors and skip patterns: what `scrapy crawl` takes, nothing else.
+_SPIDER = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_PATTERNS = re.compile(r"[A-Za-z0-9_*?\[\],!-]{0,2000}")
+# How long the answer of a run waits in Redis for its `crawl --redis`.
+ANSWER_SECONDS = 86_400
+# Lua: renew the claim only while it is still ours.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# Lua: move the checkpoint from ARGV[1] ("" when there was none) to ARGV[2], or refuse.
+_SWAP = """
+local now = redis.call('GET', KEYS[1])
+if (now == false and ARGV[1] == '') or now == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+@dataclass
+class SequencerOptions:
+    url: str
+    ledger_dir: Path
+    claim_seconds: float = 15.0  # the claim's lifetime; renewed every third of it
+    settings: list[str] = field(default_factory=list)  # extra `-s NAME=VALUE` for children
+    once: bool = False  # stop when no request is waiting (tests, a run by hand)
+
+
+def seals_of(directory: Path) -> list[str]:
+    """Every seal of the ledger in `directory` as "LEAF_COUNT ROOT", oldest first."""
+    found = []
+    path = directory / SEALS_FILE
+    if not path.exists():
+        return found
+    for line in path.read_bytes().splitlines():
+        try:
+            seal = json.loads(line)
+            found.append(f"{int(seal['leaf_count'])} {seal['merkle_root']}")
+        except (ValueError, KeyError, TypeError):
+            continue  # crovia audit says more
+    return found
+
+
+class Sequencer:
+    def __init__(self, options: SequencerOptions) -> None:
+        self.options = options
+        self.directory = options.ledger_dir.resolve()
+        self.redis = connect(options.url)
+        self.host = socket.gethostname()
+        self.stopping = False
+        self.lock_fd: int | None = None
+        self.claim = ""
+        self.checkpoint = ""
+        self.child: subprocess.Popen[bytes] | None = None
+        self._renew = self.redis.register_script(_RENEW)
+        self._swap = self.redis.register_script(_SWAP)
+
+    # -- being the only one -------------------------------------------------------------------
+
+    def take_office(self) -> None:
+        """Take the ledger's sequencer lock, the Redis claim and check the checkpoint; raise
+        ClusterError naming the sequencer that holds either, having written nothing."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.lock_fd = acquire(self.directory / LOCK_FILE, 0)
+        except LedgerLocked as exc:
+            raise ClusterError(
+                f"another sequencer runs on the ledger {self.directory}: {exc}"
+            ) from None
+        try:
+            self._claim()
+            self._check_checkpoint()
+        except BaseException:
+            self.leave_office()
+            raise
+
+    def _claim(self) -> None:
+        value = json.dumps(
+            {
+                "host": self.host,
+                "pid": os.getpid(),
+                "ledger": str(self.directory),
+                "started": utc_now_micro(),
+                "token": secrets.token_hex(8),
+            }
+        )
+        ttl = int(self.options.claim_seconds * 1000)
+        for _ in range(3):
+            if self.redis.set(keys.SEQUENCER, value, nx=True, px=ttl):
+                self.claim = value
+                return
+            held = text(self.redis.get(keys.SEQUENCER))
+            try:
+                other = json.loads(held) if held else {}
+            except ValueError:
+                other = {}
+            if not held:
+                continue  # expired meanwhile: try again
+            if other.get("host") == self.host and other.get("ledger") == str(self.directory):
+                # Ours, left by a sequencer that died: we hold this ledger's lock.
+                self.redis.set(keys.SEQUENCER, value, px=ttl)
+                self.claim = value
+                log.warning("took over the claim of a sequencer that died (pid %s)",
+                            other.get("pid"))  # fmt: skip
+                return
+            raise ClusterError(
+                "another sequencer runs against this Redis: "
+                f"host {other.get('host', '?')}, pid {other.get('pid', '?')}, ledger "
+                f"{other.get('ledger', '?')}, since {other.get('started', '?')}"
+            )
+        raise ClusterError("the sequencer claim in Redis keeps changing: is another starting?")
+
+    def _check_checkpoint(self) -> None:
+        held = text(self.redis.get(keys.CHECKPOINT))
+        seals = seals_of(self.directory)
+        if held and held not in seals:
+            size, _, root = held.partition(" ")
+            raise ClusterError(
+                f"Redis's newest checkpoint ({size} leaves, root {root[:16]}...) is not a seal of"
+                f" the ledger {self.directory}: another sequencer writes this cluster's log, or"
+                " this ledger is a copy behind it. Nothing was written."
+            )
+        self.checkpoint = held
+        if seals and seals[-1] != held:
+            self._move_checkpoint(seals[-1])
+
+    def _move_checkpoint(self, newest: str) -> None:
+        if not self._swap(keys=[keys.CHECKPOINT], args=[self.checkpoint, newest]):
+            raise ClusterError(
+                "the checkpoint in Redis was moved by someone else: another sequencer writes"
+                " this cluster's log; stopping"
+            )
+        self.checkpoint = newest
+
+    def renew(self) -> None:
+        ttl = int(self.options.claim_seconds * 1000)
+        if not self._renew(keys=[keys.SEQUENCER], args=[self.claim, ttl]):
+            raise ClusterError("the sequencer's claim in Redis was lost (taken by another?)")
+
+    def leave_office(self) -> None:
+        if self.claim:
+            self.redis.eval(
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end",
+                1, keys.SEQUENCER, self.claim,
+            )  # fmt: skip
+            self.claim = ""
+        if self.lock_fd is not None:
+            release(self.lock_fd)
+            self.lock_fd = None
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.take_office()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._stop)
+        ensure_group(self.redis, keys.RUNS, keys.RUNS_GROUP)
+        log.warning("sequencer on %s takes crawl requests from %s", self.directory, keys.RUNS)
+        try:
+            while not self.stopping:
+                self.renew()
+                request = self._next_request()
+                if request is None:
+                    if self.options.once:
+                        break
+                    continue
+                self.sequence(*request)
+        finally:
+            self.leave_office()
+        return 0
+
+    def _stop(self, signum: int, frame: Any) -> None:
+        self.stopping = True
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+
+    def _next_request(self) -> tuple[str, dict[bytes, bytes]] | None:
+        for start, block in (("0", None), (">", 0 if self.options.once else 2000)):
+            answer = self.redis.xreadgroup(
+                keys.RUNS_GROUP, CONSUMER, {keys.RUNS: start}, count=1,
+                block=block if block else None,
+            )  # fmt: skip
+            for _, messages in answer or ():
+                for message_id, fields in messages:
+                    if fields:
+                        return text(message_id), fields
+                    self.redis.xack(keys.RUNS, keys.RUNS_GROUP, message_id)  # deleted
+        return None
+
+    def sequence(self, request_id: str, fields: dict[bytes, bytes]) -> None:
+        """Run one crawl request as a child in the sequencer role, then answer it."""
+        try:
+            request = json.loads(fields.get(b"request", b"{}"))
+            spider, vendor, skip = request["spider"], request.get("vendor", ""), request.get(
+                "skip", "")  # fmt: skip
+            if not all(type(v) is str for v in (spider, vendor, skip)):
+                raise TypeError("not text")
+            if not _SPIDER.fullmatch(spider) or not all(
+                _PATTERNS.fullmatch(v) for v in (vendor, skip)
+            ):
+                raise ValueError("not a spider name and vendor patterns")
+        except (ValueError, KeyError, TypeError) as exc:
+            log.error("crawl request %s refused: %s", request_id, exc)
+            self._answer(request_id, {"exit": 2, "error": f"request refused: {exc}"})
+            return
+        argv = [*crawl_command(), "crawl", spider]
+        if vendor:
+            argv += ["-a", f"vendor={vendor}"]
+        if skip:
+            argv += ["-a", f"skip={skip}"]
+        for pair in ("CROVIA_REDIS_ROLE=sequencer", f"CROVIA_REDIS_RUN={request_id}",
+                     f"CROVIA_LEDGER_DIR={self.directory}", *self.options.settings):  # fmt: skip
+            argv += ["-s", pair]
+        env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}
+        self.child = subprocess.Popen(argv, cwd=project_root(), env=env, preexec_fn=die_with_parent)
+        status = self._wait_child()
+        self.child = None
+        if self.stopping:
+            return  # not answered: the next sequencer takes the run up where it is
+        seals = seals_of(self.directory)
+        if seals and seals[-1] != self.checkpoint:
+            self._move_checkpoint(seals[-1])
+        run_id = text(self.redis.hget(keys.run_key(request_id), "run_id"))
+        self._answer(request_id, {"exit": status, "run": self._run_record(run_id)})
+
+    def _wait_child(self) -> int:
+        assert self.child is not None
+        while True:
+            try:
+                status = self.child.wait(timeout=self.options.claim_seconds / 3)
+                return status if status >= 0 else 128 - status
+            except subprocess.TimeoutExpired:
+                self.renew()
+
+    def _run_record(self, run_id: str) -> dict[str, Any] | None:
+        path = self.directory / RUNS_FILE
+        if not run_id or not path.exists():
+            return None
+        for line in reversed(path.read_bytes().splitlines()):
+            if run_id.encode() in line:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if record.get("run_id") == run_id:
+                    return record
+        return None
+
+    def _answer(self, request_id: str, answer: dict[str, Any]) -> None:
+        done = keys.done_key(request_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(done)
+        pipe.rpush(done, json.dumps(answer))
+        pipe.expire(done, ANSWER_SECONDS)
+        pipe.xack(keys.RUNS, keys.RUNS_GROUP, request_id)
+        pipe.xdel(keys.RUNS, request_id)
+        pipe.delete(keys.results_key(request_id))
+        pipe.expire(keys.run_key(request_id), ANSWER_SECONDS)
+        pipe.execute()
+
+
+def request_crawl(client: Any, spider: str, vendor: str = "", skip: str = "") -> str:
+    """Post a crawl request for the sequencer; its id (wait on `keys.done_key(id)`)."""
+    ensure_group(client, keys.RUNS, keys.RUNS_GROUP)
+    body = {"spider": spider, "vendor": vendor, "skip": skip, "requested_at": utc_now_micro()}
+    return text(client.xadd(keys.RUNS, {"request": json.dumps(body)}))
+
+
+def wait_answer(client: Any, request_id: str, timeout: float = 0) -> dict[str, Any] | None:
+    """The sequencer's answer to a request (waits; `timeout` seconds, 0 for ever), or None."""
+    found = client.blpop([keys.done_key(request_id)], timeout=timeout)
+    if found is None:
+        return None
+    client.rpush(keys.done_key(request_id), found[1])  # left for anyone else asking
+    return json.loads(found[1])

@@ -1,0 +1,189 @@
+"""`crovia worker`: takes fetch jobs from Redis and runs today's crawl on them, holding no key.
+
+The loop: announce itself (a hash that expires when it goes silent: `crovia workers` lists it),
+take over the jobs another worker left pending longer than the job timeout (XAUTOCLAIM: that
+worker died or hangs; each is counted as a redelivery), else read new jobs with the workers'
+consumer group, and run one `scrapy crawl SPIDER` child for the jobs of one run and spider
+(CROVIA_REDIS_ROLE=worker: crovia_spider/spiders/remote.py). While the child works, the worker
+renews its heartbeat and tells Redis its jobs are alive (XCLAIM of its own jobs resets their idle
+time), so a slow but living job is never taken over. The child publishes each job's result and
+acknowledges the job in one transaction; a job the child could not finish stays pending and is
+taken over later, by this worker or another.
+
+A worker reads no config file, opens no ledger and holds no signing key: what it fetches and
+how it reads it come with the job (docs/cluster.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from crovia_spider.cluster import keys
+from crovia_spider.cluster.connection import connect, ensure_group, text
+from crovia_spider.cluster.jobs import decode_job
+from crovia_spider.options import project_root
+from crovia_spider.runs.runlog import utc_now_micro
+from crovia_spider.schedule.children import crawl_command
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerOptions:
+    url: str
+    name: str = ""
+    batch: int = 20  # jobs one child crawls at most
+    job_timeout: float = 60.0  # CROVIA_JOB_TIMEOUT
+    heartbeat: float = 5.0
+    settings: list[str] = field(default_factory=list)  # extra `-s NAME=VALUE` for children
+    idle_exit: float = 0.0  # >0: exit after this many seconds without a job (tests, batch use)
+
+
+def die_with_parent() -> None:
+    """In a daemon's child, before it runs: the kernel kills it when the daemon dies (Linux's
+    PR_SET_PDEATHSIG), so a killed worker leaves no crawl behind still sending results, and a
+    killed sequencer no crawl holding the ledger."""
+    import ctypes
+
+    # Not Linux (no prctl): the child ends when its work does.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def worker_name() -> str:
+    """host-pid: unique among live workers, and says where to look."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Worker:
+    def __init__(self, options: WorkerOptions) -> None:
+        self.options = options
+        self.name = options.name or worker_name()
+        self.redis = connect(options.url)
+        self.stopping = False
+        self.started = utc_now_micro()
+        self.current: list[str] = []
+
+    def run(self) -> int:
+        ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._stop)
+        log.warning("worker %s takes jobs from %s", self.name, keys.JOBS)
+        idle_since = time.monotonic()
+        try:
+            while not self.stopping:
+                self.beat()
+                messages = self.take_over() or self.read_new()
+                if not messages:
+                    if self.options.idle_exit and (
+                        time.monotonic() - idle_since > self.options.idle_exit
+                    ):
+                        break
+                    continue
+                self.work(messages)
+                idle_since = time.monotonic()
+        finally:
+            self.redis.delete(keys.worker_key(self.name))
+            self.redis.xgroup_delconsumer(keys.JOBS, keys.JOBS_GROUP, self.name)
+        return 0
+
+    def _stop(self, signum: int, frame: Any) -> None:
+        self.stopping = True
+
+    def beat(self) -> None:
+        """Say this worker lives, and what it works on."""
+        key = keys.worker_key(self.name)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(
+            key,
+            mapping={
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "started": self.started,
+                "heartbeat": utc_now_micro(),
+                "jobs": ",".join(self.current),
+            },
+        )
+        pipe.expire(key, max(3, int(self.options.heartbeat * 3)))
+        pipe.execute()
+
+    def take_over(self) -> list[tuple[str, dict[bytes, bytes]]]:
+        """Jobs pending with a silent worker past the job timeout, now this worker's."""
+        idle_ms = int(self.options.job_timeout * 1000)
+        answer = self.redis.xautoclaim(
+            keys.JOBS, keys.JOBS_GROUP, self.name, idle_ms, "0-0", count=self.options.batch
+        )
+        messages = [(text(i), fields) for i, fields in answer[1] if fields]
+        if messages:
+            self.redis.hincrby(keys.STATS, keys.REDELIVERED, len(messages))
+            log.warning("worker %s took over %d job(s) left pending", self.name, len(messages))
+        return messages
+
+    def read_new(self) -> list[tuple[str, dict[bytes, bytes]]]:
+        block = int(min(2.0, self.options.heartbeat) * 1000)
+        answer = self.redis.xreadgroup(
+            keys.JOBS_GROUP, self.name, {keys.JOBS: ">"}, count=self.options.batch, block=block
+        )
+        return [(text(i), fields) for _, messages in answer or () for i, fields in messages]
+
+    def work(self, messages: list[tuple[str, dict[bytes, bytes]]]) -> None:
+        """One child crawl for the jobs of each run and spider, one after the other."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        settings: dict[tuple[str, str], dict[str, str]] = {}
+        for job_id, fields in messages:
+            try:
+                job = decode_job(fields.get(b"job", b""))
+            except ValueError as exc:  # nothing any worker could do with it
+                log.error("job %s dropped: %s", job_id, exc)
+                pipe = self.redis.pipeline(transaction=True)
+                pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
+                pipe.xdel(keys.JOBS, job_id)
+                pipe.execute()
+                continue
+            groups.setdefault((job.request, job.spider), []).append(job_id)
+            settings[(job.request, job.spider)] = job.settings
+        for (request, spider), ids in groups.items():
+            if self.stopping:
+                return
+            self.crawl(spider, ids, settings[(request, spider)])
+
+    def crawl(self, spider: str, ids: list[str], job_settings: dict[str, str]) -> int:
+        argv = [*crawl_command(), "crawl", spider]
+        pairs = [
+            "CROVIA_REDIS_ROLE=worker",
+            f"CROVIA_REDIS_JOBS={','.join(ids)}",
+            f"CROVIA_WORKER_NAME={self.name}",
+            *(f"{name}={value}" for name, value in job_settings.items()),
+            *self.options.settings,
+        ]
+        for pair in pairs:
+            argv += ["-s", pair]
+        env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}  # never on a command line
+        self.current = ids
+        child = subprocess.Popen(
+            argv, cwd=project_root(), env=env, start_new_session=True, preexec_fn=die_with_parent
+        )
+        try:
+            while True:
+                try:
+                    return child.wait(timeout=self.options.heartbeat)
+                except subprocess.TimeoutExpired:
+                    pass
+                if self.stopping:
+                    child.send_signal(signal.SIGTERM)
+                self.beat()
+                # Still working on them: their idle time starts again, nobody takes them over.
+                self.redis.xclaim(keys.JOBS, keys.JOBS_GROUP, self.name, 0, ids, justid=True)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            self.current = []
