@@ -11,7 +11,7 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz pywb
+.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz pywb redis
 
 install: $(STAMP)
 
@@ -69,6 +69,24 @@ $(NODE):
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; \
 	else \
 	  echo "The page's differential test needs Node at $(NODE): sudo apt-get install -y nodejs"; \
+	  exit 1; \
+	fi
+
+# The cluster tests (tests/cluster/) start their own redis-server on a loopback port (Debian's).
+REDIS_SERVER ?= /usr/bin/redis-server
+export CROVIA_REDIS_SERVER := $(REDIS_SERVER)
+test: $(REDIS_SERVER)
+
+redis: $(REDIS_SERVER)
+
+$(REDIS_SERVER):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's redis-server for the cluster tests (apt-get install redis-server)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	else \
+	  echo "The cluster tests need redis-server at $(REDIS_SERVER). Install it with:"; \
+	  echo "    sudo apt-get install -y redis-server"; \
+	  echo "or point to one: make test REDIS_SERVER=/path/to/redis-server"; \
 	  exit 1; \
 	fi
 

@@ -92,6 +92,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crovia_spider.fetching.middlewares.BackoffRetryMiddleware": 550,
     # A capture's heads, taken before HttpCompressionMiddleware (590) decodes the body.
     "crovia_spider.capture.heads.CaptureHeadsMiddleware": 595,
+    # A cluster worker's per-host slot shared with every worker (inert elsewhere: NotConfigured).
+    "crovia_spider.cluster.politeness.SharedSlotMiddleware": 985,
     # Last before the download: once a Ctrl-C stopped the crawl, nothing new is fetched.
     "crovia_spider.runs.stopping.StopGate": 990,
 }

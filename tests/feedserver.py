@@ -46,6 +46,7 @@ class Reply:
 class SeenRequest:
     path: str
     headers: dict[str, str]  # lower-cased names
+    at: float = 0.0  # time.monotonic() when the request arrived
 
 
 class FeedServer:
@@ -115,7 +116,7 @@ class FeedServer:
 
     def _record(self, path: str, headers: dict[str, str]) -> Reply | None:
         with self._lock:
-            self.requests.append(SeenRequest(path, headers))
+            self.requests.append(SeenRequest(path, headers, time.monotonic()))
             self._lock.notify_all()
             replies = self.scripts.get(path)
             if not replies:
