@@ -97,6 +97,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     redis_option(workers)
     workers.add_argument("--json", action="store_true", help="one JSON object")
+    workers.add_argument(
+        "--metrics-file", metavar="FILE",
+        help="also write the cluster's Prometheus metrics there, atomically (node-exporter's"
+        " textfile collector; run it from a timer)",
+    )  # fmt: skip
+    workers.add_argument(
+        "--prometheus", action="store_true",
+        help="print the metrics in Prometheus' text format instead",
+    )  # fmt: skip
     workers.set_defaults(handler=cmd_workers)
 
 
@@ -130,6 +139,17 @@ def cmd_workers(args: argparse.Namespace) -> int:
     from crovia_spider.cluster.status import cluster_status
 
     status = cluster_status(redis_url(args), time.time())
+    if args.metrics_file or args.prometheus:
+        from prometheus_client import generate_latest, write_to_textfile
+
+        from crovia_spider.cluster.status import cluster_registry
+
+        registry = cluster_registry(status)
+        if args.metrics_file:
+            write_to_textfile(args.metrics_file, registry)
+        if args.prometheus:
+            sys.stdout.write(generate_latest(registry).decode())
+            return 0
     if args.json:
         print(json.dumps(status, indent=2))
         return 0

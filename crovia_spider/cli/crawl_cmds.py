@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.options import path_default, project_root
+from crovia_spider.options import env_default, path_default, project_root
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a Scrapy or CROVIA_* setting for this crawl, as `scrapy crawl -s` (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--redis", metavar="URL",
+        "--redis", metavar="URL", nargs="?", const=env_default("CROVIA_REDIS_URL"),
         help="crawl on a cluster (docs/cluster.md): ask its sequencer for the run and wait for"
         " its summary; the workers fetch, the sequencer signs",
     )  # fmt: skip
@@ -63,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_crawl(args: argparse.Namespace) -> int:
     from crovia_spider.schedule.children import crawl_command
 
-    if args.redis:
+    if args.redis is not None:
+        if not args.redis:
+            raise ConfigError("--redis needs a URL, or CROVIA_REDIS_URL set")
         return crawl_on_cluster(args)
     prefix = crawl_command()
     settings = [arg for pair in args.settings for arg in ("-s", pair)]

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default, path_default, project_root
 
 if TYPE_CHECKING:
@@ -72,6 +73,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="HOST",
         help="address the metrics server listens on (default 127.0.0.1: this machine only)",
     )
+    parser.add_argument(
+        "--redis", nargs="?", const=env_default("CROVIA_REDIS_URL"), default=None, metavar="URL",
+        help="run its crawls on a cluster (crovia crawl --redis: docs/cluster.md); URL defaults"
+        " to $CROVIA_REDIS_URL",
+    )  # fmt: skip
     parser.set_defaults(handler=run_schedule)
 
 
@@ -106,8 +112,21 @@ def run_schedule(args: argparse.Namespace) -> int:
         ledger_dir=path_default("CROVIA_LEDGER_DIR"),
         grace=args.grace,
         kill_after=args.kill_after,
+        redis=_redis(args.redis),
     )
     return scheduler.run()
+
+
+def _redis(url: str | None) -> str:
+    """The cluster's URL for `--redis` (checked now, so a typo fails at start), or ""."""
+    if url is None:
+        return ""
+    if not url:
+        raise ConfigError("--redis needs a URL, or CROVIA_REDIS_URL set")
+    from crovia_spider.cluster.connection import connect
+
+    connect(url)
+    return url
 
 
 def check_crawl_config(jobs: list[Job]) -> None:

@@ -67,3 +67,35 @@ def cluster_status(url: str, now: float) -> dict[str, Any]:
         },
         "workers": workers,
     }
+
+
+def cluster_registry(status: dict[str, Any]) -> Any:
+    """The cluster's Prometheus metrics, from a `cluster_status` reading."""
+    from prometheus_client import CollectorRegistry, Counter, Gauge
+
+    registry = CollectorRegistry(auto_describe=False)
+    queue = status["queue"]
+    gauges = (
+        ("crovia_cluster_jobs_waiting", "fetch jobs no worker has taken yet", queue["waiting"]),
+        ("crovia_cluster_jobs_taken", "fetch jobs a worker took and has not finished",
+         queue["pending"]),
+        ("crovia_cluster_oldest_job_age_seconds", "age of the oldest job not finished",
+         queue["oldest_seconds"]),
+        ("crovia_cluster_crawl_requests_waiting", "crawl requests the sequencer has not finished",
+         queue["runs_waiting"]),
+        ("crovia_cluster_workers_alive", "workers whose heartbeat has not lapsed",
+         len(status["workers"])),
+        ("crovia_cluster_sequencer_up", "1 while a sequencer holds the claim",
+         1 if status["sequencer"] else 0),
+    )  # fmt: skip
+    for name, doc, value in gauges:
+        Gauge(name, doc, registry=registry).set(value)
+    counters = (
+        ("crovia_cluster_jobs_redelivered", "jobs taken over from a silent worker",
+         queue["redelivered"]),
+        ("crovia_cluster_results_refused", "workers' results the sequencer refused",
+         queue["refused"]),
+    )  # fmt: skip
+    for name, doc, value in counters:
+        Counter(name, doc, registry=registry).inc(value)
+    return registry

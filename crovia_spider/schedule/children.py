@@ -9,6 +9,7 @@ child its grace period instead of the terminal interrupting it at once.
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import subprocess
 import sys
@@ -48,6 +49,28 @@ def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
     if job.stamp:
         return [sys.executable, "-m", "crovia_spider", "stamp", *job.args]
     return [*crawl_prefix, "crawl", job.spider, *job.args]
+
+
+def cluster_command(job: Job, redis_url: str) -> list[str]:
+    """argv of a crawl job run on a cluster: `crovia crawl --redis --spider SPIDER [VENDOR...]
+    [--skip PATTERN]`, the URL passed in the environment (never on a command line). Its `args`
+    may only choose feeds (`-a vendor=...`, `-a skip=...`): a crawl on a cluster uses the
+    sequencer's and the workers' settings, so any other is a ConfigError."""
+    argv = [sys.executable, "-m", "crovia_spider", "crawl", "--redis", "--spider", str(job.spider)]
+    words = list(job.args)
+    while words:
+        flag = words.pop(0)
+        value = words.pop(0) if words else ""
+        name, _, patterns = value.partition("=")
+        if flag != "-a" or name not in ("vendor", "skip"):
+            raise ConfigError(
+                f"job {job.name!r}: {flag} {value} does not travel to a cluster; only"
+                " -a vendor=... and -a skip=... do (crovia schedule --redis)"
+            )
+        for pattern in filter(None, patterns.split(",")):
+            argv += ["--skip", pattern] if name == "skip" else [pattern]
+    os.environ.setdefault("CROVIA_REDIS_URL", redis_url)  # the children inherit it
+    return argv
 
 
 def check_spiders(jobs: list[Job], crawl_prefix: list[str], cwd: Path) -> None:

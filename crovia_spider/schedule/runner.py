@@ -51,8 +51,10 @@ class HarvestScheduler:
         ledger_dir: Path,
         grace: float,
         kill_after: float,
+        redis: str = "",
     ) -> None:
         self._jobs = jobs
+        self._redis = redis  # set: crawls go to a cluster (`crovia crawl --redis`)
         self._root = project_root
         self._ledger_dir = ledger_dir
         self._grace = grace
@@ -70,6 +72,9 @@ class HarvestScheduler:
         Raises ConfigError, before scheduling anything, if a crawl job names an unknown spider.
         """
         children.check_spiders(self._jobs, self._crawl_prefix, self._root)
+        if self._redis:
+            for job in self._jobs:
+                children.cluster_command(job, self._redis)  # ConfigError now, not at 06:00
         scheduler = self._build()
         with StopSignals() as signals:
             scheduler.start()
@@ -107,6 +112,8 @@ class HarvestScheduler:
     def _run_job(self, job: Job) -> None:
         """One run: start the child unless stopping, wait for it, log its outcome in one line."""
         argv = children.job_command(job, self._crawl_prefix)
+        if self._redis and job.spider is not None:
+            argv = children.cluster_command(job, self._redis)
         with self._lock:
             if self._stopping:
                 log.info("job=%s not started: the scheduler is stopping", job.name)
