@@ -52,6 +52,13 @@ CROVIA_CAPTURE_ALL = False
 # Set: every crawl ends by writing Prometheus metrics there (crovia_spider/runs/metrics.py).
 CROVIA_METRICS_FILE = env_default("CROVIA_METRICS_FILE")
 CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")
+# A crawl cluster (docs/cluster.md): the daemons set the role and the work of their children.
+CROVIA_REDIS_URL = env_default("CROVIA_REDIS_URL")
+CROVIA_REDIS_RUN_TIMEOUT = env_default("CROVIA_REDIS_RUN_TIMEOUT")
+CROVIA_REDIS_ROLE = ""
+CROVIA_REDIS_JOBS = ""
+CROVIA_REDIS_RUN = ""
+CROVIA_WORKER_NAME = ""
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.
 USER_AGENT = user_agent(env_default("CROVIA_USER_AGENT"), CROVIA_CONTACT_URL)

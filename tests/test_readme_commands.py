@@ -47,6 +47,11 @@ SKIP = {
     "crovia audit --ledger-dir /srv/backups/crovia-ledger": "needs the backup host's copy",
     "python -m http.server -d public 8080": "serves until stopped (publish tests serve it)",
     "crovia serve public/ --port 8000": "serves until stopped (tests/web/test_serve.py runs it)",
+    "crovia sequencer --redis": "runs until stopped, on a cluster's Redis (tests/cluster/ runs it"
+    " against a Redis of its own)",
+    "crovia worker --redis": "runs until stopped, on a cluster's Redis (tests/cluster/)",
+    "crovia crawl --redis": "needs a running cluster (tests/cluster/test_cluster_crawl.py)",
+    "crovia workers --redis": "reads a cluster's Redis (tests/cluster/ reads its own)",
 }
 DOCUMENTS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
 

@@ -164,7 +164,8 @@ class SharedSlotMiddleware:
         settings = crawler.settings
         url = settings.get("CROVIA_REDIS_URL")
         if not url or settings.get("CROVIA_REDIS_ROLE") != "worker":
-            raise NotConfigured("shared politeness slots are for a cluster worker's crawl only")
+            # Without a message: Scrapy would log it as a warning in every local crawl.
+            raise NotConfigured
         middleware = cls(crawler, redis.asyncio.Redis.from_url(url, socket_timeout=30))
         crawler.signals.connect(middleware.engine_stopped, signal=signals.engine_stopped)
         return middleware

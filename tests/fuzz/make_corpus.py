@@ -57,6 +57,7 @@ def main() -> None:
         _listings()
         _sitemaps()
         _page_texts()
+        _results()
         _receipts(receipts)
         _tiles(pub)
         _notes(pub)
@@ -215,6 +216,45 @@ def _sitemaps() -> None:
     for name, body in bodies.items():
         for pad in range(6):
             _write("sitemap", f"{pad}_{name}", body + b"\n" * pad)
+
+
+def _results() -> None:
+    """A cluster worker's valid result (tests/cluster/sample_result.py) and shapes one field
+    wrong each; jobs, valid and not (even first byte: a result, odd: a job)."""
+    import orjson
+
+    from crovia_spider.cluster.jobs import Job
+    from tests.cluster.sample_result import sample_result
+    from tests.fuzz.fuzz_result import FEED
+
+    good = sample_result()
+    _write("result", "valid.json", b"\x00" + orjson.dumps(good))
+    few = {**good, "items": good["items"][:1]}
+    _write("result", "one_item.json", b"\x00" + orjson.dumps(few))
+    _write(
+        "result",
+        "bool_status.json",
+        b"\x02" + orjson.dumps({**good, "outcome": {**good["outcome"], "status": True}}),
+    )
+    _write(
+        "result",
+        "not_modified.json",
+        b"\x04"
+        + orjson.dumps(
+            {**good, "items": [], "fetch": {**good["fetch"], "outcome": "not_modified"}}
+        ),
+    )
+    job = Job(
+        "1-0",
+        "run",
+        "2026-12-03T00:00:00.000000Z",
+        "vendor_press",
+        FEED,
+        {"etag": '"e"'},
+        {"CROVIA_MAX_ENTRIES_PER_FEED": "20"},
+    )
+    _write("result", "job.json", b"\x01" + job.encode())
+    _write("result", "job_bad_feed.json", b"\x03" + job.encode().replace(b"https", b"file"))
 
 
 def _page_texts() -> None:

@@ -51,6 +51,7 @@ HARNESSES = (
     Harness("sitemap", 16_384),
     Harness("listing", 16_384),
     Harness("page_text", 16_384),
+    Harness("result", 65_536),
     Harness("receipt", 32_768),
     Harness("note", 4_096),
     Harness("tiles", 16_384),

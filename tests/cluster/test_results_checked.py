@@ -1,0 +1,150 @@
+"""Every way a worker's result can be wrong is refused by the sequencer's checks, with a reason,
+before anything is signed (crovia_spider/cluster/jobs.py, crovia_spider/spiders/remote.py); and a
+job's encoding reads back to the same job."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pytest
+
+from crovia_spider.cluster.jobs import (
+    JOB_SCHEMA,
+    Job,
+    ResultRefused,
+    decode_job,
+    decode_result,
+    encode_result,
+)
+from crovia_spider.config.feeds import FeedConfig
+from tests.cluster.sample_result import sample_result
+from tests.fuzz.fuzz_result import BODY, DIGEST, FEED, Sequencer
+
+
+def _check(result: dict[str, Any], bodies: dict[str, bytes] | None = None) -> Any:
+    fields = encode_result("1-0", "w1", result, {DIGEST: BODY} if bodies is None else bodies)
+    fields[b"result"] = orjson.dumps(result)  # as given, schema included or not
+    _, worker, decoded, found = decode_result(fields, 1 << 24)
+    assert worker == "w1"
+    return Sequencer().check_result(FEED, decoded, found)
+
+
+def test_the_sample_result_passes_and_gives_its_items() -> None:
+    fetch, outcome, kept, items = _check(sample_result())
+    assert fetch.body == BODY and outcome.sha256 == DIGEST and kept["sha256"] == DIGEST
+    assert len(items) == fetch.entries["count"] > 0
+    assert all(item.body == BODY and item.identity for item in items)
+
+
+def _set(path: tuple, value: Any) -> Callable[[dict], None]:
+    def change(result: dict) -> None:
+        target = result
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+def _drop(path: tuple) -> Callable[[dict], None]:
+    def change(result: dict) -> None:
+        target = result
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+
+    return change
+
+
+CHANGES = {
+    "an int that is a bool": (_set(("outcome", "status"), True), "status is not of the type"),
+    "a string for a number": (_set(("outcome", "bytes"), "12"), "bytes is not of the type"),
+    "a field it may not have": (_set(("fetch", "signed_by"), "me"), "may not have"),
+    "a field missing": (_drop(("fetch", "outcome")), "lacks outcome"),
+    "another vendor": (_set(("fetch", "vendor"), "anthropic"), "vendor is not this job's"),
+    "another run": (_set(("fetch", "run_hash"), "0" * 64), "run_hash is not this job's"),
+    "another relay": (_set(("fetch", "relay"), "someone"), "relay is not this job's"),
+    "items counted as issued": (_set(("outcome", "new"), 3), "cannot have issued"),
+    "an item of another run": (
+        _set(("items", 0, "parent_run_hash"), "0" * 64),
+        "another source, spider or run",
+    ),
+    "an item added": (lambda r: r["items"].append(copy.deepcopy(r["items"][0])), "not the entries"),
+    "an item removed": (lambda r: r["items"].pop(), "not the entries"),
+    "an item's title changed": (
+        _set(("items", 0, "link"), "https://openai.com/forged"),
+        "not the entries",
+    ),
+    "a body it does not carry": (_set(("fetch", "fetch", "body_sha256"), "ab" * 32), "not in it"),
+    "items not a list": (_set(("items",), {"0": {}}), "not a list"),
+    "a list of text for a dict": (_set(("items", 0, "arxiv"), ["x"]), "arxiv is not of the type"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_a_wrong_result_is_refused_naming_why(name: str) -> None:
+    change, reason = CHANGES[name]
+    result = sample_result()
+    change(result)
+    with pytest.raises(ResultRefused, match=reason):
+        _check(result)
+
+
+def test_a_body_not_matching_its_digest_or_over_the_cap_is_refused() -> None:
+    with pytest.raises(ResultRefused, match="does not match its digest"):
+        _check(sample_result(), {DIGEST: BODY + b" "})
+    fields = encode_result("1-0", "w1", sample_result(), {DIGEST: BODY})
+    with pytest.raises(ResultRefused, match="over the cap"):
+        decode_result(fields, len(BODY) - 1)
+
+
+@pytest.mark.parametrize(
+    "raw", [b"", b"{", b"[]", b'{"schema": "crovia.result.v0"}', b"\xff\xfe", b"1e999999"]
+)
+def test_what_is_not_a_result_is_refused(raw: bytes) -> None:
+    with pytest.raises(ResultRefused):
+        decode_result({b"job": b"1-0", b"result": raw}, 1 << 20)
+
+
+def test_a_304_must_confirm_the_feed_states_body_and_carry_no_item() -> None:
+    sequencer = Sequencer()
+    result = sample_result(sequencer)
+    entries = result["fetch"]["entries"]
+    result["fetch"].update(outcome="not_modified", body_sha256=DIGEST)
+    del result["fetch"]["fetch"]["body_sha256"]
+    result["items"] = []
+    fields = encode_result("1-0", "w1", result, {})
+    _, _, decoded, bodies = decode_result(fields, 1 << 20)
+    with pytest.raises(ResultRefused, match="another body than the feed state"):
+        sequencer.check_result(FEED, decoded, bodies)
+    sequencer.state = {FEED.url: {"validated_body": {"sha256": DIGEST, "entries": entries}}}
+    fetch, *_ = sequencer.check_result(FEED, decoded, bodies)
+    assert fetch.outcome == "not_modified"
+
+
+def test_a_job_reads_back_to_itself_and_a_bad_one_says_why() -> None:
+    feed = FeedConfig(vendor="lab", url="https://lab.example/sitemap.xml", kind="sitemap",
+                      delay=2.0, include=("/a/",), relay="relay")  # fmt: skip
+    job = Job("1-0", "run", "2026-12-03T00:00:00.000000Z", "vendor_press", feed,
+              {"etag": '"x"'}, {"CROVIA_MAX_ENTRIES_PER_FEED": "5"})  # fmt: skip
+    assert decode_job(job.encode()) == job
+    doc = orjson.loads(job.encode())
+    for change, reason in (
+        ({"schema": "crovia.job.v0"}, "schema"),
+        ({"spider": ""}, "without spider"),
+        ({"settings": {"CROVIA_LEDGER_DIR": "/"}}, "settings other than"),
+        ({"feed": {"vendor": "lab", "url": "file:///etc/passwd"}}, "feed is not valid"),
+        ({"feed": {"vendor": "lab", "url": "https://x.example/", "unknown": 1}}, "not valid"),
+    ):
+        with pytest.raises(ValueError, match=reason):
+            decode_job(orjson.dumps({**doc, "schema": JOB_SCHEMA, **change}))
+    with pytest.raises(ValueError, match="not JSON"):
+        decode_job(b"{")
+
+
+def test_the_digest_the_sample_cites_is_its_body() -> None:
+    assert hashlib.sha256(BODY).hexdigest() == DIGEST
