@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import types
 import typing
 from typing import Any
@@ -26,6 +27,8 @@ import orjson
 from crovia_spider.config.feeds import FeedConfig, feed_from_table
 
 JOB_SCHEMA = "crovia.job.v1"
+# A spider's name as feeds.toml allows it (a job's becomes a command line's word).
+SPIDER_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,99}")
 RESULT_SCHEMA = "crovia.result.v1"
 # The settings a job carries to the worker's crawl: how a body is read and what its fetch record
 # signs (the entry limits), so every worker reads a source as the sequencer's config says.
@@ -102,6 +105,8 @@ def decode_job(raw: bytes) -> Job:
     for key in ("request", "run_id", "started_at", "spider"):
         if type(doc.get(key)) is not str or not doc[key]:
             raise ValueError(f"a job without {key}")
+    if not SPIDER_NAME.fullmatch(doc["spider"]):
+        raise ValueError(f"a job naming no spider: {doc['spider'][:80]!r}")
     if type(doc.get("feed")) is not dict or type(doc.get("state")) is not dict:
         raise ValueError("a job without its feed")
     settings = doc.get("settings")

@@ -19,6 +19,7 @@ from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.misc import walk_modules_iter
 from scrapy.utils.spider import iter_spider_classes
 
+from crovia_spider.cluster.jobs import SPIDER_NAME
 from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import resolve_path
@@ -48,20 +49,21 @@ class FeedsSpiderLoader(SpiderLoader):
 
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
+        # A cluster's worker reads no feeds.toml: a spider its jobs name that its code lacks is
+        # one the sequencer's config made (crovia_spider/spiders/remote.py), made here the same.
+        self.any_name = settings.get("CROVIA_REDIS_ROLE") == "worker"
         path = resolve_path(settings["CROVIA_FEEDS_FILE"])
         for name in self._config_spider_names(path, list(self._spiders)):
             if name not in self._spiders:
-                self._spiders[name] = type(
-                    f"{name.title().replace('_', '')}Spider",
-                    (FeedSpider,),
-                    {"name": name, "__module__": __name__},
-                )
+                self._spiders[name] = config_spider(name)
 
     def load(self, spider_name: str) -> type[scrapy.Spider]:
         """The spider class named `spider_name`. Raises UnknownSpider listing every spider."""
         try:
             return super().load(spider_name)
         except KeyError:
+            if self.any_name and SPIDER_NAME.fullmatch(spider_name):
+                return config_spider(spider_name)
             raise UnknownSpider(spider_name, sorted(self.list())) from None
 
     @staticmethod
@@ -74,6 +76,15 @@ class FeedsSpiderLoader(SpiderLoader):
         except ConfigError as exc:
             logger.warning("%s", exc)
             return []
+
+
+def config_spider(name: str) -> type[FeedSpider]:
+    """The spider of a name found only in feeds.toml: FeedSpider's reading, named `name`."""
+    return type(
+        f"{name.title().replace('_', '')}Spider",
+        (FeedSpider,),
+        {"name": name, "__module__": __name__},
+    )
 
 
 @functools.cache

@@ -73,14 +73,16 @@ class Cluster:
     def command(self, *args: str) -> list[str]:
         return [str(BIN / "python"), "-m", "crovia_spider", *args]
 
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def start(
+        self, name: str, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = self.tmp_path / f"{name}.log"
         self.logs[name] = log
         with log.open("ab") as out:  # the child has its own copy of the descriptor
             process = subprocess.Popen(
                 self.command(*args),
                 cwd=PROJECT_ROOT,
-                env=self.env,
+                env=env or self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -92,11 +94,14 @@ class Cluster:
         settings = [arg for pair in FAST for arg in ("-s", pair)]
         return self.start(name, "sequencer", "--redis", self.url, *settings, *extra)
 
-    def worker(self, name: str, *extra: str, fast: bool = True) -> subprocess.Popen[bytes]:
+    def worker(
+        self, name: str, *extra: str, fast: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """A worker; `env` replaces the cluster's environment (a machine of its own)."""
         settings = [arg for pair in FAST for arg in ("-s", pair)] if fast else []
         return self.start(
             name, "worker", "--redis", self.url, "--name", name, "--heartbeat", "1",
-            *settings, *extra,
+            *settings, *extra, env=env,
         )  # fmt: skip
 
     def crawl(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -4,6 +4,7 @@ on 12 loopback hosts, against `scrapy crawl` of the same feeds into another ledg
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.cluster.harness import Cluster, feeds_on_hosts, ledger_lines, what_was_recorded
@@ -74,3 +75,24 @@ def test_a_second_crawl_on_the_cluster_sends_conditional_gets(tmp_path: Path, re
         if e.get("axiom_type") == "AX.FETCH"
     ]
     assert sorted(outcomes[4:]) == ["not_modified"] * 4, outcomes
+
+
+def test_a_worker_needs_no_config_for_a_spider_made_from_it(tmp_path: Path, redis_server) -> None:
+    """A spider made from feeds.toml (`new_spider = true`) runs on a worker whose machine has no
+    feeds.toml, key or ledger: the job names it, and the worker makes it as the loader would."""
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("CROVIA_")}
+    bare["CROVIA_FEEDS_FILE"] = str(tmp_path / "nowhere" / "feeds.toml")
+    with feeds_on_hosts(hosts=1, per_host=2) as (_, feeds):
+        for feed in feeds:
+            feed.update(spider="lab_press", new_spider=True)
+        with Cluster(tmp_path, redis_server.url) as cluster:
+            cluster.feeds(feeds)
+            cluster.sequencer()
+            cluster.worker("bare", env=bare)
+            done = cluster.crawl()
+            assert done.returncode == 0, done.stdout + done.stderr + cluster.log("bare")
+    assert "crawl lab_press: run lab_press_" in done.stdout
+    assert "2 feeds (0 failed)" in done.stdout
+    spiders = {e["body"]["spider"] for e in ledger_lines(tmp_path / "ledger")
+               if e.get("axiom_type") == "AX.FETCH"}  # fmt: skip
+    assert spiders == {"lab_press"}
