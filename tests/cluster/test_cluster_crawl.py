@@ -7,8 +7,11 @@ import json
 import os
 from pathlib import Path
 
+from ledger.store import BodyStore
 from tests.cluster.harness import Cluster, feeds_on_hosts, ledger_lines, what_was_recorded
-from tests.crawl import run_crawl
+from tests.crawl import run_crawl, write_feeds
+from tests.feedserver import FeedServer
+from tests.sitefixture import PAGE_SELECTORS, vendor_site
 
 
 def test_three_workers_give_the_ledger_a_local_crawl_gives(tmp_path: Path, redis_server) -> None:
@@ -96,3 +99,55 @@ def test_a_worker_needs_no_config_for_a_spider_made_from_it(tmp_path: Path, redi
     spiders = {e["body"]["spider"] for e in ledger_lines(tmp_path / "ledger")
                if e.get("axiom_type") == "AX.FETCH"}  # fmt: skip
     assert spiders == {"lab_press"}
+
+
+def test_every_kind_of_source_gives_the_same_records_on_a_cluster(tmp_path: Path, redis_server):
+    """A sitemap index walked (its parts and their bodies), a listing page read by selectors and
+    a JSON Feed: the records a worker's reading gives are those of a local crawl."""
+    local_dir, cluster_dir = tmp_path / "local", tmp_path / "cluster"
+    local_dir.mkdir()
+    cluster_dir.mkdir()
+    with FeedServer(host="127.0.0.2") as server:
+        urls = vendor_site(server)
+        feeds = [
+            {"vendor": "lab", "url": urls["robots.txt"], "kind": "sitemap",
+             "include": ["/news/"], "exclude": ["/tag/"], "capture": False},
+            {"vendor": "lab_news", "url": urls["news"], "kind": "page",
+             "selectors": PAGE_SELECTORS, "capture": False},
+            {"vendor": "lab_notes", "url": urls["feed.json"], "kind": "jsonfeed"},
+        ]  # fmt: skip
+        write_feeds(local_dir / "feeds.toml", _toml(feeds))
+        local = run_crawl(local_dir, None, timeout=240)
+        assert local.returncode == 0, local.stderr[-3000:]
+        with Cluster(cluster_dir, redis_server.url) as cluster:
+            write_feeds(cluster_dir / "feeds.toml", _toml(feeds))
+            cluster.sequencer()
+            cluster.worker("w1")
+            done = cluster.crawl()
+            assert done.returncode == 0, done.stdout + done.stderr + cluster.log("sequencer")
+    local_items, local_fetches = what_was_recorded(local_dir / "ledger")
+    items, fetches = what_was_recorded(cluster_dir / "ledger")
+    assert len(local_items) == 3 + 3 + 2 and len(local_fetches) == 3
+    assert (items, fetches) == (local_items, local_fetches)
+    walk = next(e["body"] for e in ledger_lines(cluster_dir / "ledger")
+            if e.get("axiom_type") == "AX.FETCH" and e["body"]["vendor"] == "lab")  # fmt: skip
+    assert len(walk["parts"]) == 3
+    store = BodyStore(cluster_dir / "ledger")
+    assert all(store.get(part["body_sha256"]) for part in walk["parts"])
+    audit = cluster.run("audit", "--ledger-dir", str(cluster_dir / "ledger"))
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def _toml(feeds: list[dict]) -> str:
+    """feeds.toml text of `feeds`, whose values may be tables (a page's selectors)."""
+    tables = []
+    for feed in feeds:
+        lines = ["[[feeds]]"]
+        for key, value in feed.items():
+            if isinstance(value, dict):
+                pairs = ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items())
+                lines.append(f"{key} = {{ {pairs} }}")
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        tables.append("\n".join(lines) + "\n")
+    return "\n".join(tables)
