@@ -1,16 +1,33 @@
 """Redis clients for the cluster (redis-py), and the consumer groups every stream needs.
 
 A client answers in bytes (results carry bodies); text is decoded where it is read. A Redis that
-cannot be reached is a ClusterError naming the URL without its password, so a crawl or a daemon
-stops with one line, never a traceback.
+cannot be reached when a command starts is a ClusterError naming the URL without its password, so
+a crawl stops with one line, never a traceback.
+
+A daemon and its crawls (`connect(url, ride_out=True)`) ride out a Redis that goes away later (a
+restart, a failover): every command is tried again, pausing RETRY_BASE seconds, doubling up to
+RETRY_CAP, for as long as Redis is gone, and the outage is logged once when it starts and once
+when it ends. Streams are persisted by Redis (the append-only file), so nothing is lost that Redis
+kept; a command that ran but whose answer was lost is sent again, which every step of the cluster
+allows (a result sent twice counts once, an acknowledgement or a heartbeat repeats harmlessly).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from crovia_spider.exceptions import ConfigError
+
+log = logging.getLogger(__name__)
+# The pause before trying a command again while Redis is gone: doubling from RETRY_BASE seconds up
+# to RETRY_CAP, so a restart costs well under a second and a long outage one try every few seconds.
+RETRY_BASE = 0.05
+RETRY_CAP = 5.0
+# A command of the CLI (`crawl --redis` waiting for its answer, `crovia workers`) gives up after
+# this many tries (about 15 s): long enough for a restart, short enough to say Redis is gone.
+CLI_RETRIES = 8
 
 
 class ClusterError(ConfigError):
@@ -27,13 +44,48 @@ def shown(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
-def connect(url: str) -> Any:
-    """A redis.Redis of `url` (redis://, rediss://, unix://), checked with a PING."""
+def _retry(url: str, retries: int) -> Any:
+    """A redis-py Retry with backoff (`retries` < 0: for ever) that logs an outage once when it
+    starts and once when it ends."""
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+
+    class Outage(Retry):
+        down = False
+
+        def call_with_retry(self, do: Any, fail: Any, *args: Any, **kwargs: Any) -> Any:
+            def failed(error: Exception, *count: int) -> Any:
+                if not self.down:
+                    self.down = True
+                    log.warning("Redis at %s is unreachable (%s): retrying until it is back",
+                                shown(url), error)  # fmt: skip
+                return fail(error, *count)
+
+            answer = super().call_with_retry(do, failed, *args, **kwargs)
+            if self.down:
+                self.down = False
+                log.warning("Redis at %s is back", shown(url))
+            return answer
+
+    return Outage(ExponentialBackoff(cap=RETRY_CAP, base=RETRY_BASE), retries)
+
+
+def connect(url: str, ride_out: bool = False) -> Any:
+    """A redis.Redis of `url` (redis://, rediss://, unix://), checked with a PING (a Redis that
+    does not answer then is a ClusterError). Its commands are retried while Redis is unreachable:
+    for ever when `ride_out` (a daemon, a daemon's crawl), else CLI_RETRIES times."""
     import redis
 
     try:
-        client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10)
+        client = redis.Redis.from_url(
+            url,
+            socket_timeout=30,
+            socket_connect_timeout=10,
+            retry=_retry(url, CLI_RETRIES),
+        )
         client.ping()
+        if ride_out:
+            client.set_retry(_retry(url, -1))
     except (ValueError, redis.RedisError) as exc:
         raise ClusterError(f"Redis at {shown(url)} cannot be used: {exc}") from None
     return client

@@ -19,6 +19,10 @@ jobs go to the workers, their results are checked, and the pipelines fingerprint
 classify, sign, append and seal exactly as in a local crawl. When the child has written the run
 record, the request is answered (its run record and exit status, for the waiting `crawl`) and
 acknowledged.
+
+It rides out a Redis restart or failover (crovia_spider/cluster/connection.py): its commands and
+its child's are retried with backoff while Redis is gone, one line logged when it goes and one
+when it is back; a claim that lapsed meanwhile (nobody else took it) is taken again.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,10 +58,16 @@ _SPIDER = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _PATTERNS = re.compile(r"[A-Za-z0-9_*?\[\],!-]{0,2000}")
 # How long the answer of a run waits in Redis for its `crawl --redis`.
 ANSWER_SECONDS = 86_400
-# Lua: renew the claim only while it is still ours.
+# How long `wait_answer` blocks in one BLPOP: well under the client's socket timeout, so a long
+# wait is many short ones and never reads as a dead connection.
+ANSWER_POLL = 5
+# Lua: renew the claim while it is still ours, or take it again if it lapsed (Redis was gone
+# longer than its lifetime) and nobody else took it.
 _RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local now = redis.call('GET', KEYS[1])
+if now == ARGV[1] or now == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
 end
 return 0
 """
@@ -99,7 +110,7 @@ class Sequencer:
     def __init__(self, options: SequencerOptions) -> None:
         self.options = options
         self.directory = options.ledger_dir.resolve()
-        self.redis = connect(options.url)
+        self.redis = connect(options.url, ride_out=True)
         self.host = socket.gethostname()
         self.stopping = False
         self.lock_fd: int | None = None
@@ -322,8 +333,13 @@ def request_crawl(client: Any, spider: str, vendor: str = "", skip: str = "") ->
 
 def wait_answer(client: Any, request_id: str, timeout: float = 0) -> dict[str, Any] | None:
     """The sequencer's answer to a request (waits; `timeout` seconds, 0 for ever), or None."""
-    found = client.blpop([keys.done_key(request_id)], timeout=timeout)
-    if found is None:
-        return None
+    deadline = time.monotonic() + timeout
+    while True:
+        wait = ANSWER_POLL if not timeout else min(ANSWER_POLL, deadline - time.monotonic())
+        if wait <= 0:
+            return None
+        found = client.blpop([keys.done_key(request_id)], timeout=max(1, int(wait)))
+        if found is not None:
+            break
     client.rpush(keys.done_key(request_id), found[1])  # left for anyone else asking
     return json.loads(found[1])

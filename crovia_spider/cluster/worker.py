@@ -12,6 +12,10 @@ taken over later, by this worker or another.
 
 A worker reads no config file, opens no ledger and holds no signing key: what it fetches and
 how it reads it come with the job (docs/cluster.md).
+
+It rides out a Redis restart or failover (crovia_spider/cluster/connection.py): its commands and
+its child's are retried with backoff while Redis is gone, one line logged when it goes and one
+when it is back; a job whose result could not be sent meanwhile stays pending and is taken over.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ class Worker:
     def __init__(self, options: WorkerOptions) -> None:
         self.options = options
         self.name = options.name or worker_name()
-        self.redis = connect(options.url)
+        self.redis = connect(options.url, ride_out=True)
         self.stopping = False
         self.started = utc_now_micro()
         self.current: list[str] = []

@@ -84,7 +84,7 @@ class RemoteRoles:
         self.remote_role = role = remote_role(crawler.settings)
         if not role:
             return False
-        self.redis = connect(crawler.settings["CROVIA_REDIS_URL"])
+        self.redis = connect(crawler.settings["CROVIA_REDIS_URL"], ride_out=True)
         if role == WORKER:
             self._take_jobs(crawler.settings)
             return True
@@ -150,7 +150,16 @@ class RemoteRoles:
 
     def work_failed(self, failure: Any) -> None:
         """A worker's errback: the failure recorded as `feed_failed` does, and sent. A fetch the
-        stopping crawl never made is not sent: its job stays pending for another worker."""
+        stopping crawl never made is not sent: its job stays pending for another worker. Nor is
+        a fetch that failed on Redis (the hosts' shared politeness slots are there): that says
+        nothing of the source, so its job stays pending and is taken over once silent for the
+        job timeout, by this worker or another, rather than recorded failed."""
+        import redis
+
+        if failure.check(redis.RedisError):
+            logger.warning("%s: Redis failed under its fetch (%s); its job is left to be taken"
+                           " over", failure.request.meta["feed"].vendor, failure.value)  # fmt: skip
+            return
         self.feed_failed(failure)
         self.send_result(failure.request.meta["feed"], [])
 
