@@ -12,7 +12,12 @@ The same spider runs in both (docs/cluster.md). Set by the daemons, never by han
   conditional GET needs), then each result is checked (crovia_spider/cluster/jobs.py) and becomes
   what a local crawl's fetch would have given: the fetch record (FETCH_RECORDED) and the items,
   which the pipelines fingerprint, dedupe, classify, sign and append as always. The first result
-  of a job counts; a second one (a job done twice) is ignored. Restarted mid-run, it reads the
+  of a job that passes the checks counts; a second one (a job done twice) is ignored. A refused
+  result (recorded: the rejects stream, the refused counter, the run record's problems) is not
+  the job's answer, since anyone who can write to Redis can put one there before the worker's:
+  the job stays open for a valid result. Once the job is acknowledged (its worker sent its result
+  and acknowledged it in one MULTI) and no valid result of it is in the stream, the refusal is
+  the source's outcome: recorded failed, with the reason. Restarted mid-run, it reads the
   run's results again from the start: a source whose fetch record this run already signed is not
   signed again, and its items stop at dedupe, so each is issued once.
 """
@@ -230,18 +235,25 @@ class RemoteRoles:
         self.signed_fetches = fetches_signed(ledger, offset, self.run.parent_run_hash)
         jobs = self.enqueue_jobs()
         answered: set[str] = set()
+        refused: dict[str, str] = {}  # job id -> why its latest result was refused
         stream, last = keys.results_key(self.remote_request), "0-0"
         timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
         deadline = time.monotonic() + timeout
         while len(answered) < len(jobs) and time.monotonic() < deadline:
             if not self.crawler.engine.running:
                 return
+            # Looked up before reading: a job acknowledged by now has its result in the stream.
+            settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
             found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
             for _, messages in found or ():
                 for message_id, fields in messages:
                     last = text(message_id)
-                    for item in self.take_result(fields, jobs, answered):
+                    for item in self.take_result(fields, jobs, answered, refused):
                         yield item
+            if not found:  # every result sent before `settled` was looked up has been read
+                for job_id in settled - answered:
+                    self.refusal_stands(jobs[job_id], refused[job_id])
+                    answered.add(job_id)
         if len(answered) < len(jobs):
             missing = len(jobs) - len(answered)
             self.run.problems.append(
@@ -250,8 +262,14 @@ class RemoteRoles:
             )
 
     def take_result(
-        self, fields: dict[bytes, bytes], jobs: dict[str, str], answered: set[str]
+        self,
+        fields: dict[bytes, bytes],
+        jobs: dict[str, str],
+        answered: set[str],
+        refused: dict[str, str],
     ) -> list[FeedEntryItem]:
+        """The items of a job's first valid result (its fetch record sent to be signed); a
+        refused result is recorded in `refused` and leaves the job unanswered."""
         job_id = text(fields.get(b"job"))
         if job_id not in jobs:
             self._refuse(job_id, fields, "a result for no job of this run")
@@ -259,7 +277,6 @@ class RemoteRoles:
         if job_id in answered:
             logger.info("job %s answered again (done twice): the first answer counts", job_id)
             return []
-        answered.add(job_id)
         vendor = jobs[job_id]
         feed = next(f for f in self.feeds if f.vendor == vendor)
         cap = self.settings.getint("DOWNLOAD_MAXSIZE") or (1 << 30)
@@ -268,10 +285,10 @@ class RemoteRoles:
             fetch, outcome, kept, items = self.check_result(feed, result, bodies)
         except ResultRefused as exc:
             self._refuse(job_id, fields, str(exc))
-            outcome = self.run.feeds[vendor]
-            outcome.error = f"a worker's result was refused: {exc}"[:500]
+            refused[job_id] = str(exc)
             self.run.problems.append(f"{vendor}: a worker's result was refused: {exc}"[:500])
             return []
+        answered.add(job_id)
         self.run.feeds[vendor] = outcome
         if kept is not None:
             self.run.bodies[vendor] = kept
@@ -348,6 +365,16 @@ class RemoteRoles:
         elif items:
             raise ResultRefused("items without a fetch record stating them")
         return fetch, outcome, kept, items
+
+    def jobs_done(self, job_ids: set[str]) -> set[str]:
+        """Those of `job_ids` no longer in the jobs stream: their worker acknowledged them."""
+        return {job_id for job_id in job_ids if not self.redis.xrange(keys.JOBS, job_id, job_id)}
+
+    def refusal_stands(self, vendor: str, reason: str) -> None:
+        """A job done whose every result was refused: its source is recorded failed, saying why
+        (the run record's problems already name each refusal)."""
+        self.run.feeds[vendor].error = f"a worker's result was refused: {reason}"[:500]
+        logger.warning("%s: no valid result of its job, recorded failed: %s", vendor, reason)
 
     def _refuse(self, job_id: str, fields: dict[bytes, bytes], reason: str) -> None:
         """A refused result: logged, kept in the rejects stream (capped), counted; never signed."""
