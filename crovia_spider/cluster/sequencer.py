@@ -129,8 +129,11 @@ class Sequencer:
         try:
             self.lock_fd = acquire(self.directory / LOCK_FILE, 0)
         except LedgerLocked as exc:
+            other = self._claimed()
+            holder = _described(other) if other.get("ledger") == str(self.directory) else exc
             raise ClusterError(
-                f"another sequencer runs on the ledger {self.directory}: {exc}"
+                f"another sequencer runs on the ledger {self.directory}: {holder}. Nothing was"
+                " written."
             ) from None
         try:
             self._claim()
@@ -154,12 +157,8 @@ class Sequencer:
             if self.redis.set(keys.SEQUENCER, value, nx=True, px=ttl):
                 self.claim = value
                 return
-            held = text(self.redis.get(keys.SEQUENCER))
-            try:
-                other = json.loads(held) if held else {}
-            except ValueError:
-                other = {}
-            if not held:
+            other = self._claimed()
+            if not other:
                 continue  # expired meanwhile: try again
             if other.get("host") == self.host and other.get("ledger") == str(self.directory):
                 # Ours, left by a sequencer that died: we hold this ledger's lock.
@@ -169,11 +168,19 @@ class Sequencer:
                             other.get("pid"))  # fmt: skip
                 return
             raise ClusterError(
-                "another sequencer runs against this Redis: "
-                f"host {other.get('host', '?')}, pid {other.get('pid', '?')}, ledger "
-                f"{other.get('ledger', '?')}, since {other.get('started', '?')}"
+                f"another sequencer runs against this Redis: {_described(other)}. Nothing was"
+                " written."
             )
         raise ClusterError("the sequencer claim in Redis keeps changing: is another starting?")
+
+    def _claimed(self) -> dict[str, Any]:
+        """The claim in Redis ({} when there is none; an unreadable one as "?")."""
+        held = text(self.redis.get(keys.SEQUENCER))
+        try:
+            other = json.loads(held) if held else {}
+        except ValueError:
+            other = None
+        return other if isinstance(other, dict) else {"host": "?"}
 
     def _check_checkpoint(self) -> None:
         held = text(self.redis.get(keys.CHECKPOINT))
@@ -322,6 +329,14 @@ class Sequencer:
         pipe.delete(keys.results_key(request_id))
         pipe.expire(keys.run_key(request_id), ANSWER_SECONDS)
         pipe.execute()
+
+
+def _described(claim: dict[str, Any]) -> str:
+    """A sequencer's claim, for a message: where it runs and since when."""
+    return (
+        f"host {claim.get('host', '?')}, pid {claim.get('pid', '?')}, ledger"
+        f" {claim.get('ledger', '?')}, since {claim.get('started', '?')}"
+    )
 
 
 def request_crawl(client: Any, spider: str, vendor: str = "", skip: str = "") -> str:
