@@ -95,7 +95,7 @@ def crawl_on_cluster(args: argparse.Namespace) -> int:
         raise ConfigError(
             "crawl --redis takes no -s: the sequencer's and the workers' settings apply"
         )
-    client = connect(args.redis)
+    client = connect(args.redis, ride_out=True)  # waits out a Redis restart, as the daemons
     code = 0
     for spider, vendors in plan(args.vendors, args.skip, args.spider, _feeds_file([])):
         request = request_crawl(client, spider, ",".join(vendors), ",".join(args.skip))

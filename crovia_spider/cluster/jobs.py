@@ -209,4 +209,9 @@ def _is(value: Any, hint: Any) -> bool:
 
 
 def _shown(hint: Any) -> str:
-    return str(hint).replace("typing.", "")
+    """A type as Python writes it: `int | None`, `dict[str, int]`, `str`."""
+    return (
+        getattr(hint, "__name__", None)
+        if isinstance(hint, type)
+        else (str(hint).replace("typing.", ""))
+    )

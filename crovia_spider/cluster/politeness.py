@@ -32,10 +32,13 @@ from typing import Any
 
 import redis
 import redis.asyncio
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from crovia_spider.cluster.connection import RETRY_BASE, RETRY_CAP
 from crovia_spider.cluster.keys import slot_key
 
 HOLDER = "holder"
@@ -166,7 +169,11 @@ class SharedSlotMiddleware:
         if not url or settings.get("CROVIA_REDIS_ROLE") != "worker":
             # Without a message: Scrapy would log it as a warning in every local crawl.
             raise NotConfigured
-        middleware = cls(crawler, redis.asyncio.Redis.from_url(url, socket_timeout=30))
+        # Rides out a Redis restart as the daemons do (crovia_spider/cluster/connection.py):
+        # a request waiting for its host's turn waits for Redis too, rather than failing.
+        retry = Retry(ExponentialBackoff(cap=RETRY_CAP, base=RETRY_BASE), -1)
+        client = redis.asyncio.Redis.from_url(url, socket_timeout=30, retry=retry)
+        middleware = cls(crawler, client)
         crawler.signals.connect(middleware.engine_stopped, signal=signals.engine_stopped)
         return middleware
 

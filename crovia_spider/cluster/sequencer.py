@@ -42,6 +42,7 @@ from typing import Any
 
 from crovia_spider.cluster import keys
 from crovia_spider.cluster.connection import ClusterError, connect, ensure_group, text
+from crovia_spider.cluster.jobs import SPIDER_NAME
 from crovia_spider.cluster.worker import die_with_parent
 from crovia_spider.options import project_root
 from crovia_spider.runs.runlog import utc_now_micro
@@ -54,7 +55,6 @@ log = logging.getLogger(__name__)
 LOCK_FILE = "sequencer.lock"
 CONSUMER = "sequencer"  # one name, so a restarted sequencer finds its own pending requests
 # A request's spider, vendors and skip patterns: what `scrapy crawl` takes, nothing else.
-_SPIDER = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _PATTERNS = re.compile(r"[A-Za-z0-9_*?\[\],!-]{0,2000}")
 # How long the answer of a run waits in Redis for its `crawl --redis`.
 ANSWER_SECONDS = 86_400
@@ -125,6 +125,14 @@ class Sequencer:
     def take_office(self) -> None:
         """Take the ledger's sequencer lock, the Redis claim and check the checkpoint; raise
         ClusterError naming the sequencer that holds either, having written nothing."""
+        other = self._claimed()
+        if other and not self.directory.exists():
+            # A ledger that does not exist yet is not the running sequencer's: refused below
+            # anyway, so said before a directory is made.
+            raise ClusterError(
+                f"another sequencer runs against this Redis: {_described(other)}. Nothing was"
+                " written."
+            )
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
             self.lock_fd = acquire(self.directory / LOCK_FILE, 0)
@@ -267,7 +275,7 @@ class Sequencer:
                 "skip", "")  # fmt: skip
             if not all(type(v) is str for v in (spider, vendor, skip)):
                 raise TypeError("not text")
-            if not _SPIDER.fullmatch(spider) or not all(
+            if not SPIDER_NAME.fullmatch(spider) or not all(
                 _PATTERNS.fullmatch(v) for v in (vendor, skip)
             ):
                 raise ValueError("not a spider name and vendor patterns")

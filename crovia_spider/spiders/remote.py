@@ -49,6 +49,7 @@ from crovia_spider.feed.identity import identity
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
+from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger.fetch_record import FETCH_TYPE, NOT_MODIFIED, entries_digest
 from ledger.store import LEDGER_FILE
@@ -240,7 +241,7 @@ class RemoteRoles:
         timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
         deadline = time.monotonic() + timeout
         while len(answered) < len(jobs) and time.monotonic() < deadline:
-            if not self.crawler.engine.running:
+            if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
                 return
             # Looked up before reading: a job acknowledged by now has its result in the stream.
             settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
