@@ -248,7 +248,7 @@ class RemoteRoles:
             found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
             for _, messages in found or ():
                 for message_id, fields in messages:
-                    last = text(message_id)
+                    last = self.message = text(message_id)
                     for item in self.take_result(fields, jobs, answered, refused):
                         yield item
             if not found:  # every result sent before `settled` was looked up has been read
@@ -261,6 +261,11 @@ class RemoteRoles:
                 f"{missing} job(s) unanswered after {timeout:g} s (CROVIA_REDIS_RUN_TIMEOUT):"
                 " are workers running? (crovia workers)"
             )
+        # A crawl that downloads nothing is found idle when start() ends, else only on Scrapy's
+        # 5 s heartbeat: end once the items are through the pipelines, and the run closes then.
+        slot = self.crawler.engine.scraper.slot
+        while slot is not None and not slot.is_idle() and self.crawler.engine.running:
+            await asyncio.sleep(0.02)
 
     def take_result(
         self,
@@ -381,6 +386,10 @@ class RemoteRoles:
         """A refused result: logged, kept in the rejects stream (capped), counted; never signed."""
         worker = text(fields.get(b"worker"))[:200]
         logger.warning("result of job %s from worker %r refused: %s", job_id[:40], worker, reason)
+        # Recorded once a message: a restarted sequencer reads the run's results again.
+        message = getattr(self, "message", "")
+        if not self.redis.hsetnx(keys.run_key(self.remote_request), f"refused:{message}", 1):
+            return
         pipe = self.redis.pipeline(transaction=False)
         pipe.xadd(
             keys.REJECTS,
