@@ -20,6 +20,7 @@ import difflib
 import sys
 from typing import Any
 
+from crovia_spider.cli.crawl_cmds import settings_option
 from crovia_spider.cli.ledger_args import (
     json_flag,
     ledger_dir,
@@ -45,10 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--all", dest="everything", action="store_true",
                         help="capture every page in the book now, due or not")  # fmt: skip
     parser.add_argument("--spider", metavar="NAME", help="this spider's sources only")
-    parser.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-        help="a Scrapy or CROVIA_* setting, as `scrapy crawl -s` (repeatable)",
-    )  # fmt: skip
+    settings_option(parser, "the capture crawl")
     parser.set_defaults(handler=cmd_capture)
 
     parser = subparsers.add_parser(

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from crovia_spider.cli.crawl_cmds import settings_option
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default
 
@@ -59,10 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--idle-exit", type=float, default=0.0, metavar="SECONDS",
         help="stop after this long without a job (default: never)",
     )  # fmt: skip
-    worker.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-        help="a Scrapy or CROVIA_* setting of its crawls (repeatable)",
-    )  # fmt: skip
+    settings_option(worker, "its crawls")
     worker.set_defaults(handler=cmd_worker)
 
     sequencer = subparsers.add_parser(
@@ -82,10 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sequencer.add_argument(
         "--once", action="store_true", help="stop when no crawl request is waiting"
     )
-    sequencer.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-        help="a Scrapy or CROVIA_* setting of its crawls (repeatable)",
-    )  # fmt: skip
+    settings_option(sequencer, "its crawls")
     sequencer.set_defaults(handler=cmd_sequencer)
 
     workers = subparsers.add_parser(

@@ -48,16 +48,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--verbose", dest="crawl_verbose", action="store_true",
         help="Scrapy's full log (banner, settings, middlewares, stats): -s LOG_LEVEL=INFO",
     )  # fmt: skip
-    parser.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-        help="a Scrapy or CROVIA_* setting for this crawl, as `scrapy crawl -s` (repeatable)",
-    )  # fmt: skip
+    settings_option(parser, "this crawl")
     parser.add_argument(
         "--redis", metavar="URL", nargs="?", const=env_default("CROVIA_REDIS_URL"),
         help="crawl on a cluster (docs/cluster.md): ask its sequencer for the run and wait for"
         " its summary; the workers fetch, the sequencer signs",
     )  # fmt: skip
     parser.set_defaults(handler=cmd_crawl)
+
+
+def settings_option(parser: argparse.ArgumentParser, whose: str) -> None:
+    """`-s NAME=VALUE` (repeatable, in `args.settings`): a setting of `whose` crawls."""
+    parser.add_argument(
+        "-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+        help=f"a Scrapy or CROVIA_* setting for {whose}, as `scrapy crawl -s` (repeatable)",
+    )  # fmt: skip
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
