@@ -28,18 +28,18 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
-import redis.asyncio
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from crovia_spider.cluster.connection import RETRY_BASE, RETRY_CAP
 from crovia_spider.cluster.keys import slot_key
+
+if TYPE_CHECKING:  # redis is imported by a cluster worker's crawl only: every crawl loads this
+    import redis
+    import redis.asyncio
 
 HOLDER = "holder"
 NEXT = "next"
@@ -171,6 +171,10 @@ class SharedSlotMiddleware:
             raise NotConfigured
         # Rides out a Redis restart as the daemons do (crovia_spider/cluster/connection.py):
         # a request waiting for its host's turn waits for Redis too, rather than failing.
+        import redis.asyncio
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+
         retry = Retry(ExponentialBackoff(cap=RETRY_CAP, base=RETRY_BASE), -1)
         client = redis.asyncio.Redis.from_url(url, socket_timeout=30, retry=retry)
         middleware = cls(crawler, client)

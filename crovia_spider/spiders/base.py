@@ -443,7 +443,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             except Exception as exc:  # one bad entry must not cost the others
                 self._entry_dropped(vendor, entry, exc)
                 continue
-            self.run.cut(vendor, item.cut)
+            if item.cut:  # the run log's lock, only for an entry that has something to count
+                self.run.cut(vendor, item.cut)
             item.fetch, item.body = fetch, response.body
             item.identity = identity(item)
             yield item
