@@ -7,8 +7,6 @@ request raises before any download could be scheduled.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
@@ -23,6 +21,7 @@ from crovia_spider.fetching.fetchpolicy import (
     scheme_refusal,
 )
 from crovia_spider.fetching.middlewares import FetchPolicyMiddleware
+from tests.asyncrun import run
 
 
 @pytest.mark.parametrize(
@@ -177,7 +176,7 @@ def hop(url: str, feed_url: str = FEED, *previous: str) -> Request:
 
 
 def decide(middleware, request):
-    return asyncio.run(middleware.process_request(request))
+    return run(middleware.process_request(request))  # tests/asyncrun.py: a thread of its own
 
 
 @pytest.mark.parametrize(
