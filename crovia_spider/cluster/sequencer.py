@@ -47,6 +47,7 @@ from crovia_spider.cluster.worker import die_with_parent
 from crovia_spider.options import project_root
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.schedule.children import crawl_command
+from ledger import jsonl
 from ledger.exceptions import LedgerLocked
 from ledger.lock import acquire, release
 from ledger.store import RUNS_FILE, SEALS_FILE
@@ -94,16 +95,25 @@ class SequencerOptions:
 def seals_of(directory: Path) -> list[str]:
     """Every seal of the ledger in `directory` as "LEAF_COUNT ROOT", oldest first."""
     found = []
-    path = directory / SEALS_FILE
-    if not path.exists():
-        return found
-    for line in path.read_bytes().splitlines():
+    for _, line in jsonl.iter_lines(directory / SEALS_FILE):
         try:
-            seal = json.loads(line)
-            found.append(f"{int(seal['leaf_count'])} {seal['merkle_root']}")
+            found.append(_checkpoint(json.loads(line)))
         except (ValueError, KeyError, TypeError):
             continue  # crovia audit says more
     return found
+
+
+def newest_seal(directory: Path) -> str:
+    """The newest seal as "LEAF_COUNT ROOT"; "" when there is none (or it cannot be read)."""
+    try:
+        seal = jsonl.last_line(directory / SEALS_FILE)
+        return _checkpoint(seal) if seal else ""
+    except (ValueError, KeyError, TypeError):
+        return ""  # crovia audit says more
+
+
+def _checkpoint(seal: dict[str, Any]) -> str:
+    return f"{int(seal['leaf_count'])} {seal['merkle_root']}"
 
 
 class Sequencer:
@@ -292,16 +302,18 @@ class Sequencer:
                      f"CROVIA_LEDGER_DIR={self.directory}", *self.options.settings):  # fmt: skip
             argv += ["-s", pair]
         env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}
+        runs_from = jsonl.complete_size_or_zero(self.directory / RUNS_FILE)  # its record follows
         self.child = subprocess.Popen(argv, cwd=project_root(), env=env, preexec_fn=die_with_parent)
         status = self._wait_child()
         self.child = None
         if self.stopping:
             return  # not answered: the next sequencer takes the run up where it is
-        seals = seals_of(self.directory)
-        if seals and seals[-1] != self.checkpoint:
-            self._move_checkpoint(seals[-1])
+        newest = newest_seal(self.directory)
+        if newest and newest != self.checkpoint:
+            self._move_checkpoint(newest)
         run_id = text(self.redis.hget(keys.run_key(request_id), "run_id"))
-        self._answer(request_id, {"exit": status, "run": self._run_record(run_id)})
+        record = self._run_record(run_id, runs_from)
+        self._answer(request_id, {"exit": status, "run": record})
 
     def _wait_child(self) -> int:
         assert self.child is not None
@@ -312,12 +324,11 @@ class Sequencer:
             except subprocess.TimeoutExpired:
                 self.renew()
 
-    def _run_record(self, run_id: str) -> dict[str, Any] | None:
-        path = self.directory / RUNS_FILE
-        if not run_id or not path.exists():
-            return None
-        for line in reversed(path.read_bytes().splitlines()):
-            if run_id.encode() in line:
+    def _run_record(self, run_id: str, since: int) -> dict[str, Any] | None:
+        """The run record of `run_id` among those appended past byte `since` of runs.jsonl."""
+        needle = run_id.encode()
+        for _, line in jsonl.iter_lines(self.directory / RUNS_FILE, since) if run_id else ():
+            if needle in line:
                 try:
                     record = json.loads(line)
                 except ValueError:
