@@ -103,6 +103,15 @@ def ensure_group(client: Any, stream: str, group: str) -> None:
             raise
 
 
+def job_done(pipe: Any, job_id: str) -> None:
+    """Queue on `pipe` what ends a job: acknowledged in the workers' group, and deleted from the
+    jobs stream (a stream keeps acknowledged messages otherwise)."""
+    from crovia_spider.cluster import keys
+
+    pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
+    pipe.xdel(keys.JOBS, job_id)
+
+
 def text(value: Any) -> str:
     """A Redis answer (bytes or None) as text ("" for None)."""
     if value is None:

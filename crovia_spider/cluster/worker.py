@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crovia_spider.cluster import keys
-from crovia_spider.cluster.connection import connect, ensure_group, text
+from crovia_spider.cluster.connection import connect, ensure_group, job_done, text
 from crovia_spider.cluster.jobs import decode_job
 from crovia_spider.options import project_root
 from crovia_spider.runs.runlog import utc_now_micro
@@ -148,8 +148,7 @@ class Worker:
             except ValueError as exc:  # nothing any worker could do with it
                 log.error("job %s dropped: %s", job_id, exc)
                 pipe = self.redis.pipeline(transaction=True)
-                pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
-                pipe.xdel(keys.JOBS, job_id)
+                job_done(pipe, job_id)
                 pipe.execute()
                 continue
             groups.setdefault((job.request, job.spider), []).append(job_id)
@@ -175,14 +174,17 @@ class Worker:
         child = subprocess.Popen(
             argv, cwd=project_root(), env=env, start_new_session=True, preexec_fn=die_with_parent
         )
+        asked_to_stop = False
         try:
             while True:
                 try:
                     return child.wait(timeout=self.options.heartbeat)
                 except subprocess.TimeoutExpired:
                     pass
-                if self.stopping:
+                if self.stopping and not asked_to_stop:
+                    # Once: a second SIGTERM would make Scrapy stop at once, not gracefully.
                     child.send_signal(signal.SIGTERM)
+                    asked_to_stop = True
                 self.beat()
                 # Still working on them: their idle time starts again, nobody takes them over.
                 self.redis.xclaim(keys.JOBS, keys.JOBS_GROUP, self.name, 0, ids, justid=True)

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from crovia_spider.cluster import keys
-from crovia_spider.cluster.connection import connect, ensure_group, text
+from crovia_spider.cluster.connection import connect, ensure_group, job_done, text
 from crovia_spider.cluster.jobs import (
     JOB_SETTINGS,
     Job,
@@ -51,6 +51,7 @@ from crovia_spider.options import resolve_path
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
 from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
+from ledger import jsonl
 from ledger.fetch_record import FETCH_TYPE, NOT_MODIFIED, entries_digest
 from ledger.store import LEDGER_FILE
 
@@ -122,8 +123,10 @@ class RemoteRoles:
         self.worker_fetches: dict[str, FeedFetch] = {}
         ids = [i for i in (settings.get("CROVIA_REDIS_JOBS") or "").split(",") if i]
         first: Job | None = None
+        pipe = self.redis.pipeline(transaction=False)  # one round trip for the batch's jobs
         for job_id in ids:
-            found = self.redis.xrange(keys.JOBS, job_id, job_id)
+            pipe.xrange(keys.JOBS, job_id, job_id)
+        for job_id, found in zip(ids, pipe.execute(), strict=True):
             if not found:
                 continue  # done and deleted by another worker meanwhile
             try:
@@ -144,8 +147,7 @@ class RemoteRoles:
 
     def _ack(self, job_id: str) -> None:
         pipe = self.redis.pipeline(transaction=True)
-        pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
-        pipe.xdel(keys.JOBS, job_id)
+        job_done(pipe, job_id)
         pipe.execute()
 
     async def work_feed(self, response: Any) -> None:
@@ -192,8 +194,7 @@ class RemoteRoles:
         pipe = self.redis.pipeline(transaction=True)
         pipe.xadd(keys.results_key(job.request), encode_result(job_id, self.worker_name, result,
                                                                bodies))  # fmt: skip
-        pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
-        pipe.xdel(keys.JOBS, job_id)
+        job_done(pipe, job_id)
         pipe.execute()
 
     # -- the sequencer ------------------------------------------------------------------------
@@ -230,11 +231,11 @@ class RemoteRoles:
         directory = resolve_path(self.settings["CROVIA_LEDGER_DIR"])
         ledger = directory / LEDGER_FILE
         if self.redis.hget(key, "ledger_bytes") is None:
-            size = ledger.stat().st_size if ledger.exists() else 0
-            self.redis.hset(key, "ledger_bytes", size)
+            self.redis.hset(key, "ledger_bytes", jsonl.complete_size_or_zero(ledger))
         offset = int(self.redis.hget(key, "ledger_bytes"))
         self.signed_fetches = fetches_signed(ledger, offset, self.run.parent_run_hash)
-        jobs = self.enqueue_jobs()
+        by_vendor = {feed.vendor: feed for feed in self.feeds}
+        jobs = {job_id: by_vendor[vendor] for job_id, vendor in self.enqueue_jobs().items()}
         answered: set[str] = set()
         refused: dict[str, str] = {}  # job id -> why its latest result was refused
         stream, last = keys.results_key(self.remote_request), "0-0"
@@ -248,12 +249,12 @@ class RemoteRoles:
             found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
             for _, messages in found or ():
                 for message_id, fields in messages:
-                    last = self.message = text(message_id)
-                    for item in self.take_result(fields, jobs, answered, refused):
+                    last = text(message_id)
+                    for item in self.take_result(last, fields, jobs, answered, refused):
                         yield item
             if not found:  # every result sent before `settled` was looked up has been read
                 for job_id in settled - answered:
-                    self.refusal_stands(jobs[job_id], refused[job_id])
+                    self.refusal_stands(jobs[job_id].vendor, refused[job_id])
                     answered.add(job_id)
         if len(answered) < len(jobs):
             missing = len(jobs) - len(answered)
@@ -269,8 +270,9 @@ class RemoteRoles:
 
     def take_result(
         self,
+        message_id: str,
         fields: dict[bytes, bytes],
-        jobs: dict[str, str],
+        jobs: dict[str, FeedConfig],
         answered: set[str],
         refused: dict[str, str],
     ) -> list[FeedEntryItem]:
@@ -278,19 +280,20 @@ class RemoteRoles:
         refused result is recorded in `refused` and leaves the job unanswered."""
         job_id = text(fields.get(b"job"))
         if job_id not in jobs:
-            self._refuse(job_id, fields, "a result for no job of this run")
+            self._refuse(message_id, job_id, fields, "a result for no job of this run")
             return []
         if job_id in answered:
             logger.info("job %s answered again (done twice): the first answer counts", job_id)
             return []
-        vendor = jobs[job_id]
-        feed = next(f for f in self.feeds if f.vendor == vendor)
+        feed = jobs[job_id]
+        vendor = feed.vendor
+        # The worker downloads under the same cap (the job carries DOWNLOAD_MAXSIZE); 0: none.
         cap = self.settings.getint("DOWNLOAD_MAXSIZE") or (1 << 30)
         try:
-            _, worker, result, bodies = decode_result(fields, max(cap, 1 << 20))
+            _, worker, result, bodies = decode_result(fields, cap)
             fetch, outcome, kept, items = self.check_result(feed, result, bodies)
         except ResultRefused as exc:
-            self._refuse(job_id, fields, str(exc))
+            self._refuse(message_id, job_id, fields, str(exc))
             refused[job_id] = str(exc)
             self.run.problems.append(f"{vendor}: a worker's result was refused: {exc}"[:500])
             return []
@@ -382,13 +385,14 @@ class RemoteRoles:
         self.run.feeds[vendor].error = f"a worker's result was refused: {reason}"[:500]
         logger.warning("%s: no valid result of its job, recorded failed: %s", vendor, reason)
 
-    def _refuse(self, job_id: str, fields: dict[bytes, bytes], reason: str) -> None:
+    def _refuse(
+        self, message_id: str, job_id: str, fields: dict[bytes, bytes], reason: str
+    ) -> None:
         """A refused result: logged, kept in the rejects stream (capped), counted; never signed."""
         worker = text(fields.get(b"worker"))[:200]
         logger.warning("result of job %s from worker %r refused: %s", job_id[:40], worker, reason)
         # Recorded once a message: a restarted sequencer reads the run's results again.
-        message = getattr(self, "message", "")
-        if not self.redis.hsetnx(keys.run_key(self.remote_request), f"refused:{message}", 1):
+        if not self.redis.hsetnx(keys.run_key(self.remote_request), f"refused:{message_id}", 1):
             return
         pipe = self.redis.pipeline(transaction=False)
         pipe.xadd(
@@ -413,19 +417,15 @@ def fetches_signed(ledger: Any, offset: int, run_hash: str) -> set[str]:
     """The feed URLs whose fetch record of run `run_hash` the ledger holds past byte `offset`
     (where the run began): a restarted sequencer signs none of them again."""
     found: set[str] = set()
-    if not ledger.exists():
-        return found
     needle, kind = run_hash.encode(), FETCH_TYPE.encode()
-    with open(ledger, "rb") as lines:
-        lines.seek(offset)
-        for line in lines:
-            if needle not in line or kind not in line:
-                continue
-            try:
-                envelope = orjson.loads(line)
-                body = envelope["body"]
-                if envelope.get("axiom_type") == FETCH_TYPE and body.get("run") == run_hash:
-                    found.add(body["feed_url"])
-            except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-                continue  # not a line of ours to read here: crovia audit says more
+    for _, line in jsonl.iter_lines(ledger, offset):
+        if needle not in line or kind not in line:
+            continue
+        try:
+            envelope = orjson.loads(line)
+            body = envelope["body"]
+            if envelope.get("axiom_type") == FETCH_TYPE and body.get("run") == run_hash:
+                found.add(body["feed_url"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            continue  # not a line of ours to read here: crovia audit says more
     return found
