@@ -73,6 +73,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.crawl_bench import write_feeds  # noqa: E402
+from bench.ledger_bench import load_average  # noqa: E402
 from crovia_spider.cluster import keys  # noqa: E402
 from ledger.store import LEDGER_FILE, Ledger  # noqa: E402
 from tests.cluster.harness import Cluster  # noqa: E402
@@ -130,10 +131,6 @@ def parse_args() -> argparse.Namespace:
     if not 1 <= args.hosts <= 250:
         parser.error("--hosts is 1 to 250 (127.0.0.2 to 127.0.0.251)")
     return args
-
-
-def load_average() -> str:
-    return " ".join(f"{load:.2f}" for load in os.getloadavg())
 
 
 # -- 1. throughput against politeness-bound hosts ---------------------------------------------
