@@ -10,10 +10,11 @@ CROVIA_SEAL_EVERY leaves and at the end. The rest of `Ledger.issue` (index rows,
 its time less that of `sign_range` on one thread: `Ledger.issue` signs a large batch on two
 threads when that is faster (ledger/keys/signer.py), so the rest can come out low.
 
-Dedupe's lookups go to the ledger's writer thread gathered per turn of the asyncio loop, as in a
-crawl: the items go through it CONCURRENT_ITEMS (Scrapy's default, 100) at a time, and its row
-includes the wait for the answers. The issue stage is timed building envelopes only (each batch of
-500 is taken from it rather than handed to the writer): the writer's work is `Ledger.issue`'s row.
+The stages are given the spider's batches of entries (crovia_spider/items.py), as in a crawl:
+dedupe's lookups go to the ledger's writer thread a batch at a time, the batches go through it
+CONCURRENT_ITEMS (Scrapy's default, 100) at a time, and its row includes the wait for the answers.
+The issue stage is timed building envelopes only (what it made is taken from it rather than handed
+to the writer): the writer's work is `Ledger.issue`'s row.
 Each row is the median of the repetitions, in microseconds per item; a row "of which" is part of
 the row above it and counts in no total. No network: the bodies are read from memory.
 Usage: python bench/stage_bench.py [--items N] [--repeat N] [--quick]. Offline; about 25 seconds.
@@ -56,9 +57,10 @@ from crovia_spider.feed.entries import entry_item  # noqa: E402
 from crovia_spider.feed.identity import identity  # noqa: E402
 from crovia_spider.feed.plaintext import clean_text, plain_text  # noqa: E402
 from crovia_spider.feed.urls import web_url  # noqa: E402
-from crovia_spider.items import FeedEntryItem  # noqa: E402
+from crovia_spider.items import FeedBatch, FeedEntryItem  # noqa: E402
 from crovia_spider.runs.runlog import RunLog, utc_now_micro  # noqa: E402
 from crovia_spider.spiders.base import fetch_evidence, kept_response, response_headers  # noqa: E402
+from crovia_spider.spiders.batching import batches  # noqa: E402
 from crovia_spider.spiders.fetches import FeedFetch, signed_entries  # noqa: E402
 from ledger.canonical import check_signable  # noqa: E402
 from ledger.fetch_record import NEW_BODY, new_fetch_envelope  # noqa: E402
@@ -164,12 +166,12 @@ def crawler_for(run: RunLog, ledger_dir: Path, key_file: Path, batch: int) -> An
     return crawler
 
 
-async def dedupe_all(stage: Any, items: list[FeedEntryItem]) -> None:
-    for start in range(0, len(items), CONCURRENT_ITEMS):
-        chunk = items[start : start + CONCURRENT_ITEMS]
-        await asyncio.gather(*(stage.process_item(item) for item in chunk))
-        for item in chunk:
-            stage.item_left(item)  # the item_scraped signal, once the item has left the stages
+async def dedupe_all(stage: Any, groups: list[FeedBatch]) -> None:
+    for start in range(0, len(groups), CONCURRENT_ITEMS):
+        chunk = groups[start : start + CONCURRENT_ITEMS]
+        await asyncio.gather(*(stage.process_item(batch) for batch in chunk))
+        for batch in chunk:
+            stage.item_left(batch)  # the item_scraped signal, once the batch has left the stages
 
 
 def read(clock: Clock, feeds: list[Feed], run: RunLog) -> list[list[FeedEntryItem]]:
@@ -236,9 +238,12 @@ def fetch_record(
 
 
 def through_stages(
-    clock: Clock, items: list[FeedEntryItem], run: RunLog, work: Path, key_file: Path
+    clock: Clock, per_feed: list[list[FeedEntryItem]], run: RunLog, work: Path, key_file: Path
 ) -> list[dict[str, Any]]:
-    """Every item through the five stages, one stage at a time; the unsigned envelopes made."""
+    """Every item through the five stages in the spider's batches (crovia_spider/items.py), one
+    stage at a time; the unsigned envelopes made."""
+    items = [item for feed_items in per_feed for item in feed_items]
+    groups = [batch for feed_items in per_feed for batch in batches(feed_items)]
     crawler = crawler_for(run, work / "stages-ledger", key_file, len(items) + 1)
     classes = (NormalizePipeline, FingerprintPipeline, DedupePipeline, ClassifyPipeline)
     normalize, fingerprint, dedupe, classify = (cls.from_crawler(crawler) for cls in classes)
@@ -247,18 +252,17 @@ def through_stages(
     try:
         for row, stage in ((NORMALIZE, normalize), (FINGERPRINT, fingerprint)):
             with clock(row):
-                for item in items:
-                    stage.process_item(item)
+                for batch in groups:
+                    stage.process_item(batch)
         with clock(DEDUPE):
-            loop.run_until_complete(dedupe_all(dedupe, items))
+            loop.run_until_complete(dedupe_all(dedupe, groups))
         with clock(CLASSIFY):
-            for item in items:
-                classify.process_item(item)
+            for batch in groups:
+                classify.process_item(batch)
         envelopes = []
-        for start in range(0, len(items), ISSUE_BATCH):
+        for batch in groups:
             with clock(ISSUE):
-                for item in items[start : start + ISSUE_BATCH]:
-                    issue.process_item(item)
+                issue.process_item(batch)
             # What a full batch does, but for handing it to the writer: timed below instead.
             envelopes += [envelope for _, _, envelope in issue.batch]
             issue.batch = []
@@ -294,15 +298,15 @@ def repetition(feeds: list[Feed], work: Path) -> tuple[dict[str, float], int]:
     """One pass of every row over every item: seconds per row, and the item count."""
     clock = Clock()
     run = RunLog(SPIDER, [(feed.config.vendor, feed.config.url) for feed in feeds])
-    items = [item for per_feed in read(clock, feeds, run) for item in per_feed]
+    per_feed = read(clock, feeds, run)
     key_file = work / "stages.key"
     generate_signing_key(key_file)
-    envelopes = through_stages(clock, items, run, work, key_file)
+    envelopes = through_stages(clock, per_feed, run, work, key_file)
     into_ledger(clock, envelopes, work)
     seconds = clock.seconds
     # Ledger.issue may sign on two threads and so beat one thread's sign_range: never below 0.
     seconds[LEDGER_REST] = max(0.0, seconds[LEDGER_ISSUE] - seconds[SIGN_RANGE])
-    return seconds, len(items)
+    return seconds, sum(len(feed_items) for feed_items in per_feed)
 
 
 def cold_urls() -> None:

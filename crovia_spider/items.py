@@ -50,3 +50,19 @@ class FeedEntryItem:
     change: str = ""  # dedupe: "new" (first sighting) or "updated" (content changed)
     predecessors: list[str] = field(default_factory=list)  # dedupe: earlier axiom_id if updated
     ruleset: dict[str, str] = field(default_factory=dict)  # classify: ruleset version
+
+
+@dataclass
+class FeedBatch:
+    """Entries of one fetched body, carried through the pipeline stages together.
+
+    Scrapy's cost of an item (the spider middlewares, the item pipeline chain, the `item_scraped`
+    signal and its tasks) is paid once a batch, not once an entry: the peer's whole per-item cost,
+    and with five stages more than a stage's own work. Each stage runs over `entries` in order,
+    leaving out the ones it drops (counted and logged as an item's drop was). No identity is in a
+    batch twice (crovia_spider/spiders/batching.py): the later sighting of an identity is decided
+    after the earlier has left the pipelines, as ever (pipelines/dedupe.py).
+    """
+
+    vendor: str
+    entries: list[FeedEntryItem]

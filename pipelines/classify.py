@@ -35,7 +35,7 @@ class ClassifyPipeline(Stage):
             logger.critical("crawl refused: %s", exc)
             raise
 
-    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+    def process_entry(self, item: FeedEntryItem) -> FeedEntryItem:
         record = item.record
         facts = {
             "vendor": item.vendor,

@@ -13,7 +13,9 @@ only envelopes of the same source family are ever compared or linked.
 Earlier versions include what this run issued or built already (held by the ledger session until
 its batch is written): two versions of one arXiv paper in one run issue two envelopes, the later
 linked to the earlier. Sightings of one identity are decided one at a time, each after the one
-before it has left the pipelines (issued, or dropped), so the later always sees the earlier's.
+before it has left the pipelines (issued, or dropped), so the later always sees the earlier's: a
+batch (crovia_spider/items.py, which never holds an identity twice) waits for the batches holding
+earlier sightings of any of its identities, then asks the ledger about all its entries in one job.
 Duplicates are counted per feed in the run record and as `crovia/dedupe/duplicate` in the stats.
 """
 
@@ -27,7 +29,7 @@ from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from crovia_spider.items import FeedEntryItem
+from crovia_spider.items import FeedBatch, FeedEntryItem
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage, short
 
@@ -40,7 +42,8 @@ class DedupePipeline(Stage):
         self.session = LedgerSession.of(crawler)
         # identity digest -> fired when its latest sighting so far has left the pipelines
         self.last_sighting: dict[str, Deferred[None]] = {}
-        self.in_flight: dict[int, tuple[str, Deferred[None]]] = {}  # id(item) -> its own
+        # id(item) -> the identities of its entries, and its own Deferred
+        self.in_flight: dict[int, tuple[list[str], Deferred[None]]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupePipeline:
@@ -49,34 +52,54 @@ class DedupePipeline(Stage):
             crawler.signals.connect(stage.item_left, signal=signal)
         return stage
 
-    async def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
-        earlier = self._enter(item)
-        if earlier is not None:
+    async def process_item(self, item: FeedBatch | FeedEntryItem) -> FeedBatch | FeedEntryItem:
+        """Decide a batch's entries (no identity twice in one: crovia_spider/items.py) with one
+        lookup, after every earlier sighting of theirs has left the pipelines; or one entry."""
+        batch = type(item) is FeedBatch
+        entries = item.entries if batch else [item]
+        for earlier in self._enter(item, entries):
             await maybe_deferred_to_future(earlier)
-        known = await self.session.known(item.identity_key, item.record["fingerprint"])
-        if known.same is not None:
-            raise self._duplicate(item, "unchanged since " + known.same.axiom_id)
-        item.change = "new" if known.newest is None else "updated"
-        item.predecessors = [] if known.newest is None else [known.newest.axiom_id]
-        self.crawler.stats.inc_value(f"crovia/dedupe/{item.change}")
+        asked = [(entry.identity_key, entry.record["fingerprint"]) for entry in entries]
+        kept = []
+        for entry, known in zip(entries, await self.session.known_many(asked), strict=True):
+            if known.same is not None:
+                drop = self._duplicate(entry, "unchanged since " + known.same.axiom_id)
+                if not batch:
+                    raise drop
+                self.dropped(drop)
+                continue
+            entry.change = "new" if known.newest is None else "updated"
+            entry.predecessors = [] if known.newest is None else [known.newest.axiom_id]
+            self.crawler.stats.inc_value(f"crovia/dedupe/{entry.change}")
+            kept.append(entry)
+        if batch:
+            item.entries = kept
         return item
 
     def item_left(self, item: Any, **_: Any) -> None:
-        """An item is out of the pipelines (signal): the next sighting of its identity may go on."""
-        identity, done = self.in_flight.pop(id(item), ("", None))
+        """An item is out of the pipelines (signal): the next sightings of its identities may
+        go on."""
+        identities, done = self.in_flight.pop(id(item), ((), None))
         if done is None:
             return  # never reached this stage
-        if self.last_sighting.get(identity) is done:
-            del self.last_sighting[identity]
+        for identity in identities:
+            if self.last_sighting.get(identity) is done:
+                del self.last_sighting[identity]
         done.callback(None)
 
-    def _enter(self, item: FeedEntryItem) -> Deferred[None] | None:
-        """Queue `item` behind the sightings of its identity; return the one to wait for, if any."""
+    def _enter(self, item: Any, entries: list[FeedEntryItem]) -> list[Deferred[None]]:
+        """Queue `item` behind the sightings of its entries' identities; return the ones to wait
+        for (each once)."""
         done: Deferred[None] = Deferred()
-        self.in_flight[id(item)] = (item.identity_key, done)
-        earlier = self.last_sighting.get(item.identity_key)
-        self.last_sighting[item.identity_key] = done
-        return earlier
+        keys = [entry.identity_key for entry in entries]
+        self.in_flight[id(item)] = (keys, done)
+        earlier: dict[int, Deferred[None]] = {}
+        for key in keys:
+            before = self.last_sighting.get(key)
+            if before is not None:
+                earlier[id(before)] = before
+            self.last_sighting[key] = done
+        return list(earlier.values())
 
     def _duplicate(self, item: FeedEntryItem, why: str) -> DropItem:
         self.run.count(item.vendor, "duplicate")

@@ -85,7 +85,7 @@ def fingerprint_doc(item: FeedEntryItem, target: str) -> dict[str, Any]:
 class FingerprintPipeline(Stage):
     """Sets `item.identity`, `item.identity_key`, `item.target_id` and `record["fingerprint"]`."""
 
-    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+    def process_entry(self, item: FeedEntryItem) -> FeedEntryItem:
         item.identity = item.identity or identity(item)  # the spider sets it (fetch records)
         item.identity_key = identity_digest(item.identity)
         item.target_id = target_id(item)

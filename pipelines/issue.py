@@ -39,7 +39,7 @@ from crovia_spider.capture.text import extractor as text_extractor
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.feed.ceilings import DEFAULT_MEMORY_MB
 from crovia_spider.feed.parsepool import start_worker
-from crovia_spider.items import FeedEntryItem
+from crovia_spider.items import FeedBatch, FeedEntryItem
 from crovia_spider.runs.feed_state import failing_streaks, load_state, updated_state
 from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runs.runsummary import log_summary
@@ -133,10 +133,12 @@ class IssuePipeline(Stage):
     def item_error(self, item: Any, response: Any, spider: Any, failure: Any) -> None:
         """An unexpected error in a stage (Scrapy logs its traceback): the item is still counted,
         as dropped with the error, so the run record accounts for every item seen."""
-        if isinstance(item, FeedEntryItem):
-            self.run.drop(item.vendor, f"internal error: {type(failure.value).__name__}")
+        entries = item.entries if isinstance(item, FeedBatch) else [item]
+        for entry in entries:
+            if isinstance(entry, FeedEntryItem):
+                self.run.drop(entry.vendor, f"internal error: {type(failure.value).__name__}")
 
-    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+    def process_entry(self, item: FeedEntryItem) -> FeedEntryItem:
         if self.failed:
             raise self.drop(item, NOT_ISSUED)
         try:

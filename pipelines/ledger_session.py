@@ -2,9 +2,9 @@
 
 Signing and fsync happen on the writer thread (PyNaCl and file I/O release the GIL), so the reactor
 keeps going while a batch is made durable; one thread keeps the batches in order. The ledger's
-SQLite index belongs to that thread, so dedupe's lookups go there too, gathered into one job per
-turn of the event loop: a lookup per item from the reactor's thread would wait for the GIL behind
-the writer every time. The session is opened while the pipelines are built, before any request:
+SQLite index belongs to that thread, so dedupe's lookups go there too, a batch of entries' in one
+job: a lookup per item from the reactor's thread would wait for the GIL behind the writer every
+time. The session is opened while the pipelines are built, before any request:
 no key, a key other than the ledger's, or a ledger locked by another crawl, refuses the crawl
 (CrawlRefused) with nothing fetched.
 
@@ -68,7 +68,7 @@ class LedgerSession:
         self.log_origin = settings.get("CROVIA_LOG_ORIGIN") or None
         self._pool: ThreadPoolExecutor | None = None
         self.writer: Ledger | None = None
-        self._lookups: list[tuple[tuple[str, str], asyncio.Future[Versions]]] = []
+        self._asyncio: bool | None = None  # whether the reactor is asyncio's, once asked
         # identity digest -> [(fingerprint, unsigned envelope)], oldest first
         self._held: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.opened_at = ""  # when the lock was taken (UTC, microseconds, Z)
@@ -113,38 +113,26 @@ class LedgerSession:
         """The held envelopes were handed to the writer: lookups submitted from now on see them."""
         self._held.clear()
 
-    async def known(self, identity: str, fingerprint: str) -> Known:
-        """The newest envelope of `identity` and its newest one with `fingerprint`: held ones
-        first, else the ledger's leaves issued before this lookup (in submission order).
-
-        Lookups made in the same turn of the event loop go to the writer thread as one job.
-        """
+    async def known_many(self, asked: list[tuple[str, str]]) -> list[Known]:
+        """For each (identity, fingerprint): the newest envelope of the identity and its newest
+        one with the fingerprint, held ones first, else the ledger's leaves issued before this
+        lookup (in submission order). One job on the writer thread for them all."""
         # Taken now: a batch flushed while the lookup waits may leave the held list, but then it
         # was submitted before the lookup, and the ledger's answer covers it.
-        held = list(self._held.get(identity, ()))
-        found = await self._versions(identity, fingerprint)
-        newest = _latest(found.newest)
-        same = _latest(found.same)
-        if held:
-            newest = Latest(axiom_id_of(held[-1][1]), held[-1][0])
-            mine = [envelope for fp, envelope in held if fp == fingerprint]
-            same = Latest(axiom_id_of(mine[-1]), fingerprint) if mine else same
-        return Known(newest, same)
+        held = [self._held.get(identity) for identity, _ in asked]
+        held = [list(envelopes) if envelopes else None for envelopes in held]
+        job = self.submit(_lookup, asked)
+        if self._asyncio is None:
+            self._asyncio = is_asyncio_reactor_installed()
+        found = await asyncio.wrap_future(job) if self._asyncio else job.result()
+        return [
+            _known(versions, envelopes, fingerprint)
+            for versions, envelopes, (_, fingerprint) in zip(found, held, asked, strict=True)
+        ]
 
-    async def _versions(self, identity: str, fingerprint: str) -> Versions:
-        if not is_asyncio_reactor_installed():
-            return self.submit(_lookup, [(identity, fingerprint)]).result()[0]
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Versions] = loop.create_future()
-        self._lookups.append(((identity, fingerprint), answer))
-        if len(self._lookups) == 1:
-            loop.call_soon(self._send_lookups, loop)
-        return await answer
-
-    def _send_lookups(self, loop: asyncio.AbstractEventLoop) -> None:
-        batch, self._lookups = self._lookups, []
-        job = self.submit(_lookup, [target for target, _ in batch])
-        job.add_done_callback(lambda done: loop.call_soon_threadsafe(_deliver, batch, done))
+    async def known(self, identity: str, fingerprint: str) -> Known:
+        """`known_many()` of one identity."""
+        return (await self.known_many([(identity, fingerprint)]))[0]
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run `fn(self.writer, *args)` on the writer thread, after everything submitted before."""
@@ -179,20 +167,21 @@ class LedgerSession:
         )
 
 
+def _known(
+    found: Versions, held: list[tuple[str, dict[str, Any]]] | None, fingerprint: str
+) -> Known:
+    newest = _latest(found.newest)
+    same = _latest(found.same)
+    if held:
+        newest = Latest(axiom_id_of(held[-1][1]), held[-1][0])
+        mine = [envelope for fp, envelope in held if fp == fingerprint]
+        same = Latest(axiom_id_of(mine[-1]), fingerprint) if mine else same
+    return Known(newest, same)
+
+
 def _latest(entry: IndexEntry | None) -> Latest | None:
     return None if entry is None else Latest(entry.axiom_id, entry.fingerprint)
 
 
 def _lookup(writer: Ledger, asked: list[tuple[str, str]]) -> list[Versions]:
     return [writer.versions(identity, fingerprint) for identity, fingerprint in asked]
-
-
-def _deliver(batch: list[tuple[str, asyncio.Future[Any]]], done: Future[list[Any]]) -> None:
-    error = done.exception()
-    for index, (_, answer) in enumerate(batch):
-        if answer.done():
-            continue  # the waiting item was cancelled (the crawl is closing)
-        if error is not None:
-            answer.set_exception(error)
-        else:
-            answer.set_result(done.result()[index])

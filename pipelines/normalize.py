@@ -29,7 +29,7 @@ def subtype_fields(category: str, spider: str) -> dict[str, str]:
 class NormalizePipeline(Stage):
     """Builds `item.record` from the fields the spider read."""
 
-    def process_item(self, item: FeedEntryItem) -> FeedEntryItem:
+    def process_entry(self, item: FeedEntryItem) -> FeedEntryItem:
         summary = excerpt(item.description_html) or excerpt(item.content_html)
         if not item.link and not item.guid:
             raise self.drop(item, "no link and no guid")

@@ -18,16 +18,35 @@ from typing import Any
 
 from scrapy import logformatter
 
-from crovia_spider.items import FeedEntryItem
+from crovia_spider.items import FeedBatch, FeedEntryItem
 
 _LIMIT = 200
 
 
-def _name(item: Any) -> str:
+def item_name(item: Any) -> str:
+    """An item in one short line: an entry's vendor and identity, a batch's vendor and size."""
     if isinstance(item, FeedEntryItem):
         what = item.target_id or item.link or item.guid or item.title
         return f"{item.vendor}: {what!r}"[:_LIMIT]
+    if isinstance(item, FeedBatch):
+        return f"{item.vendor}: {len(item.entries)} entries"[:_LIMIT]
     return type(item).__name__
+
+
+def crawl_log_level(settings: Any) -> int:
+    """The crawl's LOG_LEVEL as a number (DEBUG when it is unset or unknown)."""
+    level = settings.get("LOG_LEVEL") or logging.DEBUG
+    if isinstance(level, str):
+        level = logging.getLevelName(level.upper())
+    return level if isinstance(level, int) else logging.DEBUG
+
+
+def drop_level(exception: BaseException) -> int:
+    """The level a drop asks to be logged at (DropItem's `log_level`), DEBUG by default."""
+    level = getattr(exception, "log_level", None) or logging.DEBUG
+    if isinstance(level, str):
+        level = getattr(logging, level.upper(), logging.DEBUG)
+    return level if isinstance(level, int) else logging.DEBUG
 
 
 class LogFormatter(logformatter.LogFormatter):
@@ -39,24 +58,20 @@ class LogFormatter(logformatter.LogFormatter):
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> LogFormatter:
-        level = crawler.settings.get("LOG_LEVEL") or logging.DEBUG
-        if isinstance(level, str):
-            level = logging.getLevelName(level.upper())
-        return cls(level if isinstance(level, int) else logging.DEBUG)
+        return cls(crawl_log_level(crawler.settings))
 
     def scraped(
         self, item: Any, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult | None:
         if self.level > logging.DEBUG:
             return None
-        return {"level": logging.DEBUG, "msg": "Scraped %(item)s", "args": {"item": _name(item)}}
+        args = {"item": item_name(item)}
+        return {"level": logging.DEBUG, "msg": "Scraped %(item)s", "args": args}
 
     def dropped(
         self, item: Any, exception: BaseException, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult | None:
-        level = getattr(exception, "log_level", None) or logging.DEBUG
-        if isinstance(level, str):
-            level = getattr(logging, level)
+        level = drop_level(exception)
         if level < self.level:
             return None
         message = str(exception)[: _LIMIT * 2]
@@ -65,5 +80,5 @@ class LogFormatter(logformatter.LogFormatter):
     def item_error(
         self, item: Any, exception: BaseException, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult:
-        args = {"item": _name(item)}
+        args = {"item": item_name(item)}
         return {"level": logging.ERROR, "msg": "Error processing %(item)s", "args": args}

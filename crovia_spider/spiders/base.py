@@ -2,7 +2,8 @@
 
 A spider crawls the enabled `[[feeds]]` entries of config/feeds.toml whose `spider` is its name. It
 sends one request per feed (conditional when validators are stored), parses each body with
-feedparser and yields one FeedEntryItem per entry, and records every feed's fetch in the run log
+feedparser, makes one FeedEntryItem per entry and yields them in batches (crovia_spider/items.py:
+FeedBatch), and records every feed's fetch in the run log
 (`self.run`). No hashing, dedupe or classification here: the pipelines do that (docs/design.md).
 
 A new source family is usually just `spider = "NAME"` in feeds.toml (the spider loader makes the
@@ -45,7 +46,7 @@ from crovia_spider.feed.identity import identity
 from crovia_spider.feed.own_format import read_own_format
 from crovia_spider.feed.parsepool import ParserPool
 from crovia_spider.fetching.politeness import apply_politeness, describe_failure
-from crovia_spider.items import FeedEntryItem
+from crovia_spider.items import FeedBatch, FeedEntryItem
 from crovia_spider.options import resolve_path, user_agent
 from crovia_spider.runs import logfilters
 from crovia_spider.runs.feed_state import conditional_headers, load_state
@@ -62,6 +63,7 @@ from crovia_spider.runs.runlog import (
     utc_now_micro,
 )
 from crovia_spider.runs.stopping import FetchStopped
+from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.capturing import PageCaptures
 from crovia_spider.spiders.fetches import (
     FETCH_RECORDED,
@@ -211,8 +213,9 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         """The entries read of one fetch of `feed` (signed as the record's `entries.limit`)."""
         return self.max_sitemap_urls if feed.kind == SITEMAP_KIND else self.max_entries
 
-    async def parse_feed(self, response: Response) -> AsyncIterator[FeedEntryItem]:
-        """Record the fetch; on 200, yield one item per complete entry of the feed.
+    async def parse_feed(self, response: Response) -> AsyncIterator[FeedBatch]:
+        """Record the fetch; on 200, yield the feed's complete entries, an item each, in batches
+        (crovia_spider/items.py: Scrapy's cost of an item is paid once a batch).
 
         The fetch record (an AX.FETCH envelope, sent to the issue stage before the feed's items)
         states what the body held: its entries' identities, in feed order."""
@@ -236,8 +239,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         else:
             items = list(self.read_entries(parsed, feed, response, observed_at))
         self.record_fetch(self.received(feed, response, observed_at, parsed, items, walk))
-        for item in items:
-            yield item
+        for batch in batches(items):
+            yield batch
 
     def read_walk(
         self, walk: Walk, feed: FeedConfig, observed_at: str

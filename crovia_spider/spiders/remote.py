@@ -50,6 +50,7 @@ from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import resolve_path
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
 from crovia_spider.runs.stopping import STOP_REQUESTED
+from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger import jsonl
 from ledger.fetch_record import FETCH_TYPE, NOT_MODIFIED, entries_digest
@@ -153,7 +154,7 @@ class RemoteRoles:
     async def work_feed(self, response: Any) -> None:
         """A worker's callback: read the feed as `parse_feed` does, and send what it gave."""
         feed: FeedConfig = response.meta["feed"]
-        items = [item async for item in self.parse_feed(response)]
+        items = [item async for batch in self.parse_feed(response) for item in batch.entries]
         self.send_result(feed, items)
 
     def work_failed(self, failure: Any) -> None:
@@ -250,8 +251,8 @@ class RemoteRoles:
             for _, messages in found or ():
                 for message_id, fields in messages:
                     last = text(message_id)
-                    for item in self.take_result(last, fields, jobs, answered, refused):
-                        yield item
+                    for batch in batches(self.take_result(last, fields, jobs, answered, refused)):
+                        yield batch
             if not found:  # every result sent before `settled` was looked up has been read
                 for job_id in settled - answered:
                     self.refusal_stands(jobs[job_id].vendor, refused[job_id])
