@@ -57,6 +57,8 @@ class DedupePipeline(Stage):
         lookup, after every earlier sighting of theirs has left the pipelines; or one entry."""
         batch = type(item) is FeedBatch
         entries = item.entries if batch else [item]
+        if not entries:  # every entry was dropped before this stage
+            return item
         for earlier in self._enter(item, entries):
             await maybe_deferred_to_future(earlier)
         asked = [(entry.identity_key, entry.record["fingerprint"]) for entry in entries]
@@ -92,6 +94,11 @@ class DedupePipeline(Stage):
         for (each once)."""
         done: Deferred[None] = Deferred()
         keys = [entry.identity_key for entry in entries]
+        if len(set(keys)) < len(keys):  # would wait for itself: a crawl that never ends
+            raise ValueError(
+                "a batch holds one identity twice (make batches with"
+                " crovia_spider.spiders.batching.batches)"
+            )
         self.in_flight[id(item)] = (keys, done)
         earlier: dict[int, Deferred[None]] = {}
         for key in keys:

@@ -14,11 +14,11 @@ def batches(items: list[FeedEntryItem], size: int = BATCH_ENTRIES) -> list[FeedB
     """`items` in order as batches of at most `size`, a new one begun at an identity already in
     the current one (the spider's, made here for an item that has none yet)."""
     out: list[FeedBatch] = []
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[tuple[str, str], ...]] = set()
     current: list[FeedEntryItem] = []
     for item in items:
         item.identity = item.identity or identity(item)
-        key = tuple(item.identity.values())
+        key = tuple(sorted(item.identity.items()))  # as the ledger's digest of it: key order aside
         if len(current) >= size or key in seen:
             out.append(FeedBatch(current[0].vendor, current))
             current, seen = [], set()

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import json
 
-from crovia_spider.items import FeedEntryItem
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from crovia_spider.feed.identity import identity
+from crovia_spider.items import FeedBatch, FeedEntryItem
 from crovia_spider.settings import ITEM_PIPELINES
 from crovia_spider.spiders.batching import BATCH_ENTRIES, batches
+from ledger.store import identity_digest
+from pipelines.dedupe import DedupePipeline
 from tests.crawl import assert_counts_add_up, envelopes, feed_outcome, run_crawl, run_records
 from tests.feedserver import Reply
 from tests.spider.feedtext import item, rss
@@ -76,3 +83,20 @@ def test_an_entry_that_breaks_a_stage_costs_that_entry_only(tmp_path, feed_serve
     assert (lab["new"], lab["dropped"]) == (2, 1)
     assert lab["drop_reasons"] == {"internal error: RuntimeError": 1}
     assert_counts_add_up(record)
+
+
+def test_a_batch_holding_one_identity_twice_is_an_error_not_a_crawl_that_never_ends(tmp_path):
+    # batches() never makes one; a spider that made its own would have dedupe wait for itself.
+    settings = {"CROVIA_LEDGER_DIR": str(tmp_path), "CROVIA_SIGNING_KEY_FILE": str(tmp_path / "k")}
+    stage = DedupePipeline(get_crawler(scrapy.Spider, settings))
+    twice = [entry("1"), entry("2"), entry("1")]
+    for e in twice:
+        e.identity_key = identity_digest(e.identity or identity(e))
+        e.record = {"fingerprint": "0" * 64}
+    step = stage.process_item(FeedBatch("lab", twice))
+    with pytest.raises(ValueError, match="one identity twice"):
+        step.send(None)  # raised before the first wait
+    assert stage.in_flight == {} and stage.last_sighting == {}
+    empty = stage.process_item(FeedBatch("lab", []))
+    with pytest.raises(StopIteration):  # nothing to decide: no lookup, no wait
+        empty.send(None)
