@@ -10,11 +10,15 @@ RETRY_CAP, for as long as Redis is gone, and the outage is logged once when it s
 when it ends. Streams are persisted by Redis (the append-only file), so nothing is lost that Redis
 kept; a command that ran but whose answer was lost is sent again, which every step of the cluster
 allows (a result sent twice counts once, an acknowledgement or a heartbeat repeats harmlessly).
+A daemon asked to stop (`stop()` true) waits for no Redis that may never come back: the command
+under way raises its error at the next try, and the daemon ends without it (its claim and
+heartbeat expire by themselves; a job or run it held is taken up again).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -44,9 +48,9 @@ def shown(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
-def _retry(url: str, retries: int) -> Any:
-    """A redis-py Retry with backoff (`retries` < 0: for ever) that logs an outage once when it
-    starts and once when it ends."""
+def _retry(url: str, retries: int, stop: Callable[[], bool] | None = None) -> Any:
+    """A redis-py Retry with backoff (`retries` < 0: for ever, or until `stop()` is true) that
+    logs an outage once when it starts and once when it ends."""
     from redis.backoff import ExponentialBackoff
     from redis.retry import Retry
 
@@ -59,7 +63,10 @@ def _retry(url: str, retries: int) -> Any:
                     self.down = True
                     log.warning("Redis at %s is unreachable (%s): retrying until it is back",
                                 shown(url), error)  # fmt: skip
-                return fail(error, *count)
+                answer = fail(error, *count)
+                if stop is not None and stop():
+                    raise error  # asked to stop: no more tries
+                return answer
 
             answer = super().call_with_retry(do, failed, *args, **kwargs)
             if self.down:
@@ -70,10 +77,11 @@ def _retry(url: str, retries: int) -> Any:
     return Outage(ExponentialBackoff(cap=RETRY_CAP, base=RETRY_BASE), retries)
 
 
-def connect(url: str, ride_out: bool = False) -> Any:
+def connect(url: str, ride_out: bool = False, stop: Callable[[], bool] | None = None) -> Any:
     """A redis.Redis of `url` (redis://, rediss://, unix://), checked with a PING (a Redis that
     does not answer then is a ClusterError). Its commands are retried while Redis is unreachable:
-    for ever when `ride_out` (a daemon, a daemon's crawl), else CLI_RETRIES times."""
+    when `ride_out` (a daemon, a daemon's crawl) for ever or until `stop()` is true, else
+    CLI_RETRIES times."""
     import redis
 
     try:
@@ -85,7 +93,7 @@ def connect(url: str, ride_out: bool = False) -> Any:
         )
         client.ping()
         if ride_out:
-            client.set_retry(_retry(url, -1))
+            client.set_retry(_retry(url, -1, stop))
     except (ValueError, redis.RedisError) as exc:
         raise ClusterError(f"Redis at {shown(url)} cannot be used: {exc}") from None
     return client

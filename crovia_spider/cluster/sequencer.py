@@ -120,9 +120,9 @@ class Sequencer:
     def __init__(self, options: SequencerOptions) -> None:
         self.options = options
         self.directory = options.ledger_dir.resolve()
-        self.redis = connect(options.url, ride_out=True)
-        self.host = socket.gethostname()
         self.stopping = False
+        self.redis = connect(options.url, ride_out=True, stop=lambda: self.stopping)
+        self.host = socket.gethostname()
         self.lock_fd: int | None = None
         self.claim = ""
         self.checkpoint = ""
@@ -228,11 +228,16 @@ class Sequencer:
             raise ClusterError("the sequencer's claim in Redis was lost (taken by another?)")
 
     def leave_office(self) -> None:
+        import redis
+
         if self.claim:
-            self.redis.eval(
-                "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end",
-                1, keys.SEQUENCER, self.claim,
-            )  # fmt: skip
+            try:
+                self.redis.eval(
+                    "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end",
+                    1, keys.SEQUENCER, self.claim,
+                )  # fmt: skip
+            except redis.RedisError:  # only when stopping: retried for ever otherwise
+                log.warning("the sequencer's claim in Redis expires by itself")
             self.claim = ""
         if self.lock_fd is not None:
             release(self.lock_fd)
@@ -241,6 +246,8 @@ class Sequencer:
     # -- the loop -------------------------------------------------------------------------------
 
     def run(self) -> int:
+        import redis
+
         self.take_office()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._stop)
@@ -255,6 +262,11 @@ class Sequencer:
                         break
                     continue
                 self.sequence(*request)
+        except redis.RedisError as exc:
+            if not self.stopping:
+                raise
+            log.warning("sequencer stops with Redis unreachable (%s): a run it held is taken up"
+                        " by the next sequencer", exc)  # fmt: skip
         finally:
             self.leave_office()
         return 0
@@ -316,13 +328,20 @@ class Sequencer:
         self._answer(request_id, {"exit": status, "run": record})
 
     def _wait_child(self) -> int:
+        import redis
+
         assert self.child is not None
         while True:
             try:
                 status = self.child.wait(timeout=self.options.claim_seconds / 3)
                 return status if status >= 0 else 128 - status
             except subprocess.TimeoutExpired:
-                self.renew()
+                try:
+                    self.renew()
+                except redis.RedisError:
+                    if not self.stopping:
+                        raise
+                    # Asked to stop, its crawl stopping too: waited for, whatever Redis does.
 
     def _run_record(self, run_id: str, since: int) -> dict[str, Any] | None:
         """The run record of `run_id` among those appended past byte `since` of runs.jsonl."""

@@ -71,8 +71,8 @@ class Worker:
     def __init__(self, options: WorkerOptions) -> None:
         self.options = options
         self.name = options.name or worker_name()
-        self.redis = connect(options.url, ride_out=True)
         self.stopping = False
+        self.redis = connect(options.url, ride_out=True, stop=lambda: self.stopping)
         self.started = utc_now_micro()
         self.current: list[str] = []
 
@@ -81,6 +81,8 @@ class Worker:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._stop)
         log.warning("worker %s takes jobs from %s", self.name, keys.JOBS)
+        import redis
+
         idle_since = time.monotonic()
         try:
             while not self.stopping:
@@ -94,9 +96,17 @@ class Worker:
                     continue
                 self.work(messages)
                 idle_since = time.monotonic()
+        except redis.RedisError as exc:
+            if not self.stopping:
+                raise
+            log.warning("worker %s stops with Redis unreachable (%s): the jobs it held stay"
+                        " pending, to be taken over", self.name, exc)  # fmt: skip
         finally:
-            self.redis.delete(keys.worker_key(self.name))
-            self.redis.xgroup_delconsumer(keys.JOBS, keys.JOBS_GROUP, self.name)
+            try:
+                self.redis.delete(keys.worker_key(self.name))
+                self.redis.xgroup_delconsumer(keys.JOBS, keys.JOBS_GROUP, self.name)
+            except redis.RedisError:  # only when stopping: retried for ever otherwise
+                log.warning("worker %s: its heartbeat expires by itself", self.name)
         return 0
 
     def _stop(self, signum: int, frame: Any) -> None:

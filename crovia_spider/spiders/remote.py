@@ -92,7 +92,10 @@ class RemoteRoles:
         self.remote_role = role = remote_role(crawler.settings)
         if not role:
             return False
-        self.redis = connect(crawler.settings["CROVIA_REDIS_URL"], ride_out=True)
+        # A sequencer's crawl asked to stop waits for no Redis that may not come back (its
+        # daemon is stopping too); a worker's is stopped by its daemon.
+        stop = None if role == WORKER else lambda: bool(crawler.stats.get_value(STOP_REQUESTED))
+        self.redis = connect(crawler.settings["CROVIA_REDIS_URL"], ride_out=True, stop=stop)
         if role == WORKER:
             self._take_jobs(crawler.settings)
             return True
@@ -228,6 +231,8 @@ class RemoteRoles:
         """The sequencer's start(): enqueue the run's jobs, then turn each first result of a job
         into its fetch record and items, until every job has answered (or the run's timeout:
         its unanswered feeds say so in the run record)."""
+        import redis
+
         key = keys.run_key(self.remote_request)
         directory = resolve_path(self.settings["CROVIA_LEDGER_DIR"])
         ledger = directory / LEDGER_FILE
@@ -245,9 +250,14 @@ class RemoteRoles:
         while len(answered) < len(jobs) and time.monotonic() < deadline:
             if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
                 return
-            # Looked up before reading: a job acknowledged by now has its result in the stream.
-            settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
-            found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
+            try:
+                # Looked up before reading: a job acknowledged by now has its result in the stream.
+                settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
+                found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
+            except redis.RedisError:
+                if self.crawler.stats.get_value(STOP_REQUESTED):
+                    return  # stopping with Redis gone: the run is taken up again
+                raise
             for _, messages in found or ():
                 for message_id, fields in messages:
                     last = text(message_id)
