@@ -68,7 +68,7 @@ class DedupePipeline(Stage):
                 drop = self._duplicate(entry, "unchanged since " + known.same.axiom_id)
                 if not batch:
                     raise drop
-                self.dropped(drop)
+                self.dropped(entry, drop)
                 continue
             entry.change = "new" if known.newest is None else "updated"
             entry.predecessors = [] if known.newest is None else [known.newest.axiom_id]

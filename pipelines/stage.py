@@ -3,9 +3,9 @@
 A stage is given a batch of one body's entries (crovia_spider/items.py: FeedBatch) or, from a
 caller of its own, one entry. `process_entry()` is its work on one entry; `process_item()` runs it
 over a batch's entries in order and leaves out each one it drops, which is counted (run record,
-stats) and logged as Scrapy logs a dropped item: one short line at the drop's level, made only when
-the crawl logs that level. An entry that breaks a stage (a bug) costs that entry only: logged at
-ERROR with its traceback and counted as dropped with the error, as an item's error was.
+stats) and logged by the crawl's LogFormatter as Scrapy logs a dropped item. An entry that breaks a
+stage (a bug) costs that entry only: logged as Scrapy logs an item's error, with its traceback, and
+counted as dropped with the error.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any, Self
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
+from scrapy.utils.log import logformatter_adapter
 
 from crovia_spider.items import FeedBatch, FeedEntryItem
-from crovia_spider.runs.logformatter import crawl_log_level, drop_level, item_name
 from crovia_spider.runs.runlog import RunLog
 
 logger = logging.getLogger("scrapy.core.scraper")  # where Scrapy logs an item's drop and error
@@ -31,7 +31,6 @@ class Stage:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.log_level = logging.DEBUG if crawler is None else crawl_log_level(crawler.settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -50,7 +49,7 @@ class Stage:
             try:
                 kept.append(self.process_entry(entry))
             except DropItem as drop:
-                self.dropped(drop)
+                self.dropped(entry, drop)
             except Exception as exc:
                 self.failed(entry, exc)
         item.entries = kept
@@ -60,17 +59,21 @@ class Stage:
         """This stage's work on one entry; raise DropItem (`drop()`) to leave it out."""
         raise NotImplementedError
 
-    def dropped(self, drop: DropItem) -> None:
-        """Log an entry's drop (already counted) as Scrapy logs an item's: one line, made only
-        at a level the crawl logs."""
-        level = drop_level(drop)
-        if level >= self.log_level:
-            logger.log(level, "Dropped: %s", str(drop)[:400])
+    def dropped(self, entry: FeedEntryItem, drop: DropItem) -> None:
+        """Log an entry's drop (already counted) as Scrapy's scraper logs an item's, through the
+        crawl's LogFormatter (nothing below the crawl's log level is made)."""
+        spider = self.crawler.spider
+        logkws = self.crawler.logformatter.dropped(entry, drop, None, spider)
+        if logkws is not None:
+            logger.log(*logformatter_adapter(logkws), extra={"spider": spider, "item": entry})
 
     def failed(self, entry: FeedEntryItem, exc: Exception) -> None:
-        """An entry broke the stage: logged with the traceback, counted as dropped with the
-        error; the batch's other entries go on."""
-        logger.error("Error processing %s", item_name(entry), exc_info=exc)
+        """An entry broke the stage: logged with the traceback as Scrapy logs an item's error,
+        counted as dropped with the error; the batch's other entries go on."""
+        spider = self.crawler.spider
+        logkws = self.crawler.logformatter.item_error(entry, exc, None, spider)
+        extra = {"spider": spider, "item": entry}
+        logger.log(*logformatter_adapter(logkws), extra=extra, exc_info=exc)
         self.run.drop(entry.vendor, f"internal error: {type(exc).__name__}")
 
     def drop(self, item: FeedEntryItem, reason: str) -> DropItem:

@@ -23,7 +23,7 @@ from crovia_spider.items import FeedBatch, FeedEntryItem
 _LIMIT = 200
 
 
-def item_name(item: Any) -> str:
+def _name(item: Any) -> str:
     """An item in one short line: an entry's vendor and identity, a batch's vendor and size."""
     if isinstance(item, FeedEntryItem):
         what = item.target_id or item.link or item.guid or item.title
@@ -33,7 +33,7 @@ def item_name(item: Any) -> str:
     return type(item).__name__
 
 
-def crawl_log_level(settings: Any) -> int:
+def _crawl_log_level(settings: Any) -> int:
     """The crawl's LOG_LEVEL as a number (DEBUG when it is unset or unknown)."""
     level = settings.get("LOG_LEVEL") or logging.DEBUG
     if isinstance(level, str):
@@ -41,7 +41,7 @@ def crawl_log_level(settings: Any) -> int:
     return level if isinstance(level, int) else logging.DEBUG
 
 
-def drop_level(exception: BaseException) -> int:
+def _drop_level(exception: BaseException) -> int:
     """The level a drop asks to be logged at (DropItem's `log_level`), DEBUG by default."""
     level = getattr(exception, "log_level", None) or logging.DEBUG
     if isinstance(level, str):
@@ -58,20 +58,20 @@ class LogFormatter(logformatter.LogFormatter):
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> LogFormatter:
-        return cls(crawl_log_level(crawler.settings))
+        return cls(_crawl_log_level(crawler.settings))
 
     def scraped(
         self, item: Any, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult | None:
         if self.level > logging.DEBUG:
             return None
-        args = {"item": item_name(item)}
+        args = {"item": _name(item)}
         return {"level": logging.DEBUG, "msg": "Scraped %(item)s", "args": args}
 
     def dropped(
         self, item: Any, exception: BaseException, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult | None:
-        level = drop_level(exception)
+        level = _drop_level(exception)
         if level < self.level:
             return None
         message = str(exception)[: _LIMIT * 2]
@@ -80,5 +80,5 @@ class LogFormatter(logformatter.LogFormatter):
     def item_error(
         self, item: Any, exception: BaseException, response: Any, spider: Any
     ) -> logformatter.LogFormatterResult:
-        args = {"item": item_name(item)}
+        args = {"item": _name(item)}
         return {"level": logging.ERROR, "msg": "Error processing %(item)s", "args": args}
