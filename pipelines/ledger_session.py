@@ -119,8 +119,7 @@ class LedgerSession:
         lookup (in submission order). One job on the writer thread for them all."""
         # Taken now: a batch flushed while the lookup waits may leave the held list, but then it
         # was submitted before the lookup, and the ledger's answer covers it.
-        held = [self._held.get(identity) for identity, _ in asked]
-        held = [list(envelopes) if envelopes else None for envelopes in held]
+        held = [list(self._held.get(identity, ())) for identity, _ in asked]
         job = self.submit(_lookup, asked)
         if self._asyncio is None:
             self._asyncio = is_asyncio_reactor_installed()
@@ -129,10 +128,6 @@ class LedgerSession:
             _known(versions, envelopes, fingerprint)
             for versions, envelopes, (_, fingerprint) in zip(found, held, asked, strict=True)
         ]
-
-    async def known(self, identity: str, fingerprint: str) -> Known:
-        """`known_many()` of one identity."""
-        return (await self.known_many([(identity, fingerprint)]))[0]
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run `fn(self.writer, *args)` on the writer thread, after everything submitted before."""
@@ -167,9 +162,7 @@ class LedgerSession:
         )
 
 
-def _known(
-    found: Versions, held: list[tuple[str, dict[str, Any]]] | None, fingerprint: str
-) -> Known:
+def _known(found: Versions, held: list[tuple[str, dict[str, Any]]], fingerprint: str) -> Known:
     newest = _latest(found.newest)
     same = _latest(found.same)
     if held:
