@@ -77,12 +77,12 @@ class Worker:
         self.current: list[str] = []
 
     def run(self) -> int:
+        import redis
+
         ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._stop)
         log.warning("worker %s takes jobs from %s", self.name, keys.JOBS)
-        import redis
-
         idle_since = time.monotonic()
         try:
             while not self.stopping:

@@ -388,7 +388,11 @@ class RemoteRoles:
 
     def jobs_done(self, job_ids: set[str]) -> set[str]:
         """Those of `job_ids` no longer in the jobs stream: their worker acknowledged them."""
-        return {job_id for job_id in job_ids if not self.redis.xrange(keys.JOBS, job_id, job_id)}
+        asked = sorted(job_ids)
+        pipe = self.redis.pipeline(transaction=False)  # one round trip for them all
+        for job_id in asked:
+            pipe.xrange(keys.JOBS, job_id, job_id)
+        return {job_id for job_id, found in zip(asked, pipe.execute(), strict=True) if not found}
 
     def refusal_stands(self, vendor: str, reason: str) -> None:
         """A job done whose every result was refused: its source is recorded failed, saying why
