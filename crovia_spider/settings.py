@@ -95,6 +95,10 @@ RETRY_BACKOFF_BASE = 2.0
 # RedirectMiddleware (600) returns is scheduled as a new request and comes through it again.
 DOWNLOADER_MIDDLEWARES = {
     "crovia_spider.fetching.middlewares.FetchPolicyMiddleware": 75,
+    # Scrapy's lets all but the first requests waiting for a host's robots.txt through unchecked;
+    # ours gives each its verdict (crovia_spider/fetching/middlewares.py).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crovia_spider.fetching.middlewares.RobotsTxtMiddleware": 100,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.fetching.middlewares.BackoffRetryMiddleware": 550,
     # A capture's heads, taken before HttpCompressionMiddleware (590) decodes the body.

@@ -7,6 +7,16 @@ refresh if it is turned on) is a new request that comes through it again, so eve
 A name is resolved with the reactor's own resolver, the one the download then connects with: with
 Scrapy's caching resolver (the default) the download reuses the very answer that was checked.
 
+`RobotsTxtMiddleware` replaces Scrapy's at the same position (100) and gives the parsed robots.txt
+to every request that waited for it. In Scrapy's (2.19, since its `robot_parser` became a
+coroutine) each request that arrives while a host's robots.txt is being downloaded awaits one
+shared Deferred through `maybe_deferred_to_future`, i.e. `Deferred.asFuture`, whose callback
+returns None: the first waiter gets the parser, every later one gets None, "no robots.txt", and is
+let through. So a crawl whose first requests to a host go out together (feeds on one host,
+`crovia capture --all`, a worker's batch) fetched pages robots.txt disallows (docs/spider.md, 9;
+a reproduction a Scrapy maintainer can run: docs/upstream/robots_race.py). Here each waiter has a
+Deferred of its own.
+
 `BackoffRetryMiddleware` replaces Scrapy's RetryMiddleware at the same position and only adds the
 wait: for 429 and 503 the server's `Retry-After` (seconds or an HTTP date), capped at
 RETRY_AFTER_MAX; for every other retried failure an exponential backoff of
@@ -23,9 +33,12 @@ from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as ScrapyRobotsTxtMiddleware
 from scrapy.http import Response
+from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IAddress, IHostResolution, IResolutionReceiver
 from twisted.internet.task import deferLater
@@ -115,6 +128,29 @@ class _Addresses:
 
     def resolutionComplete(self) -> None:
         self.done.callback(self.found)
+
+
+class RobotsTxtMiddleware(ScrapyRobotsTxtMiddleware):
+    """Scrapy's RobotsTxtMiddleware, but every request waiting for a host's robots.txt is judged by
+    it, however many wait at once (see the module)."""
+
+    async def robot_parser(self, request: Request) -> RobotParser | None:
+        netloc = urlparse_cached(request).netloc
+        pending = self._parsers.get(netloc)
+        if not isinstance(pending, Deferred):  # known already, or this request downloads it
+            return await super().robot_parser(request)
+        mine: Deferred[RobotParser | None] = Deferred()
+
+        def hand_on(result: RobotParser | None) -> RobotParser | None:
+            # Scrapy stores the parser (None after an error) before it fires the Deferred: read it
+            # there, whatever another callback on the shared Deferred may have left as its result.
+            known = self._parsers.get(netloc, result)
+            if not mine.called:  # a waiter cancelled (a stopped crawl) must not break the others
+                mine.callback(result if isinstance(known, Deferred) else known)
+            return result
+
+        pending.addCallback(hand_on)
+        return await maybe_deferred_to_future(mine)
 
 
 class BackoffRetryMiddleware(RetryMiddleware):
