@@ -98,6 +98,21 @@ def inclusion_path(leaf_index: int, leaf_count: int, source: NodeSource) -> list
     return path
 
 
+def duplicated_levels(leaf_index: int, leaf_count: int) -> list[int]:
+    """The levels at which the path of leaf `leaf_index` in the tree of `leaf_count` leaves passes
+    through the last node of a level of odd node count: there duplicate_last pairs the node with
+    itself, so the path's sibling is the node itself (docs/format.md). The node at level k is
+    `leaf_index >> k`, the level's last `(leaf_count - 1) >> k`; it is unpaired when it is that
+    last one and its index is even."""
+    levels = []
+    index, last = leaf_index, leaf_count - 1
+    for level in range(tree_height(leaf_count)):
+        if index == last and not index & 1:
+            levels.append(level)
+        index, last = index >> 1, last >> 1
+    return levels
+
+
 def root_from_path(leaf: bytes, leaf_index: int, path: Sequence[tuple[bytes, str]]) -> bytes:
     """Fold `path` over `leaf` (no shape checks: the verifier does those first)."""
     current = leaf

@@ -45,6 +45,15 @@ SEED_SEAL_KEYS = frozenset(
     }
 )
 SEAL_EXTENSION_KEYS = frozenset({"prev_seal_sha256", "rfc6962_root"})
+# The values docs/format.md names for the reference seal ("Seal (`seal`, schema `crovia.seal.v1`,
+# kind `substrate_batch`)"), which every verifier holds (check `receipt_shape`): a seal of another
+# schema, kind or family is a format whose root and leaf count this one does not define.
+# `sig_algorithm` is held by the seal signature check; the other string fields are informative.
+SEAL_FIXED_VALUES = {
+    "schema": SEAL_SCHEMA,
+    "seal_kind": SEAL_KIND,
+    "seal_family_version": SEAL_FAMILY_VERSION,
+}
 SEAL_KEY_SETS = (SEED_SEAL_KEYS, SEED_SEAL_KEYS | SEAL_EXTENSION_KEYS)
 
 

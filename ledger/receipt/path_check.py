@@ -1,8 +1,9 @@
 """The Merkle inclusion check of a receipt, with the CVE-2012-2459 guards of docs/format.md.
 
 `leaf_index < leaf_count`, a path of exactly ceil(log2 leaf_count) steps whose sides are the bits
-of the index, siblings of 64 hex, and the path leading to the sealed root. Part of
-ledger/receipt/verify.py's checks.
+of the index, siblings of 64 hex, the node itself as its sibling wherever duplicate_last pairs it
+with itself (the last node of a level of odd node count), and the path leading to the sealed
+root. Part of ledger/receipt/verify.py's checks.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def check_path(receipt: Mapping[str, Any]) -> str:
         raise ProofMalformed("leaf_index < leaf_count", expected=f"< {count}", computed=index)
     steps = _path_steps(proof.get("path"), index, merkle.tree_height(count))
     leaf = bytes.fromhex(receipt["ledger"]["leaf_hash"])
-    computed = merkle.root_from_path(leaf, index, steps).hex()
+    computed = _fold(leaf, index, count, steps).hex()
     if computed != seal["merkle_root"]:
         raise RootMismatch(
             "path does not lead to seal.merkle_root",
@@ -65,3 +66,24 @@ def _path_steps(path: object, index: int, height: int) -> list[tuple[bytes, str]
             )
         steps.append((bytes.fromhex(step["sibling"]), side))
     return steps
+
+
+def _fold(leaf: bytes, index: int, count: int, steps: list[tuple[bytes, str]]) -> bytes:
+    """The root the path leads to; ProofMalformed where the path pairs the last node of an odd
+    level with another hash than itself (a tree of more leaves than the signed `leaf_count`)."""
+    duplicated = set(merkle.duplicated_levels(index, count))
+    current = leaf
+    for level, (sibling, side) in enumerate(steps):
+        if level in duplicated and sibling != current:
+            raise ProofMalformed(
+                f"path[{level}].sibling is the node itself: node {index >> level} is the last of"
+                f" an odd level of a tree of {count} leaves (duplicate_last)",
+                expected=current.hex(),
+                computed=sibling.hex(),
+            )
+        current = (
+            merkle.node_hash(sibling, current)
+            if side == merkle.LEFT
+            else merkle.node_hash(current, sibling)
+        )
+    return current

@@ -13,7 +13,7 @@ from typing import Any
 from ledger.canonical import check_signable
 from ledger.exceptions import CanonicalizationError, ReceiptMalformed
 from ledger.receipt.build import CANONICALIZATION, RECEIPT_SCHEMA, SECTION_KEYS
-from ledger.seal import SEAL_KEY_SETS, SEED_SEAL_KEYS
+from ledger.seal import SEAL_FIXED_VALUES, SEAL_KEY_SETS, SEED_SEAL_KEYS
 from ledger.stamps.shape import OPTIONAL_ANCHOR_KEYS, OPTIONAL_RECEIPT_KEYS, check_stamp_shape
 
 RECEIPT_KEYS = frozenset(SECTION_KEYS) | {"_canonicalization", "axiom_id", "envelope", "schema"}
@@ -63,6 +63,8 @@ def check_receipt_shape(receipt: Any) -> None:
         raise ReceiptMalformed("envelope is an object with axiom_id and signature")
     _expect("schema", RECEIPT_SCHEMA, receipt["schema"])
     _expect("_canonicalization", CANONICALIZATION, receipt["_canonicalization"])
+    for name, value in SEAL_FIXED_VALUES.items():
+        _expect(f"seal.{name}", value, receipt["seal"][name])
     for (section, name), kind in _TYPES.items():
         value = receipt[section][name]
         if type(value) is not kind:

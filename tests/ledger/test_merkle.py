@@ -101,3 +101,20 @@ def _flip(digest: bytes, byte: int, mask: int) -> bytes:
     changed = bytearray(digest)
     changed[byte] ^= mask
     return bytes(changed)
+
+
+@pytest.mark.parametrize("size", [*range(1, 70), 127, 128, 129, 1023, 1025])
+def test_duplicated_levels_are_where_a_genuine_path_pairs_the_node_with_itself(
+    store: FileNodeStore, size: int
+) -> None:
+    """duplicated_levels names exactly the levels at which the stored tree's own path gives the
+    node itself as its sibling (duplicate_last), for every leaf: what the verifiers require."""
+    for index in range(size):
+        path = merkle.inclusion_path(index, size, store)
+        current, own = LEAVES[index], []
+        for level, (sibling, side) in enumerate(path):
+            if sibling == current:
+                own.append(level)
+            pair = (sibling, current) if side == merkle.LEFT else (current, sibling)
+            current = merkle.node_hash(*pair)
+        assert merkle.duplicated_levels(index, size) == own, (index, size)

@@ -2,8 +2,12 @@
 
 Each mutation changes one signed, hashed, proven or fixed field of a valid receipt (or flips one bit
 of a signature, swaps a path side, lengthens or shortens the path, moves leaf_index or leaf_count)
-and names the check that must reject it. The tests import these functions; to write the vectors
-out for another verifier (one receipt per file, plus mutations.jsonl):
+and names the check that must reject it. A receipt sealed by TEST_KEY also gets the mutations only
+a key holder can make, its seal signed again: another seal schema, kind or family, and a path
+pairing the last node of an odd level with another hash than itself (duplicate_last).
+
+The tests import these functions; to write the vectors out for another verifier (one receipt per
+file, plus mutations.jsonl):
 
     .venv/bin/python -m tests.vectors.make_vectors OUT_DIR
 """
@@ -20,9 +24,11 @@ from typing import Any, NamedTuple
 
 import nacl.signing
 
+from ledger import merkle
 from ledger.canonical import canonical_json
 from ledger.envelope import new_envelope
 from ledger.merkle import tree_height
+from ledger.seal import SEAL_FIXED_VALUES, seal_signed_bytes
 from ledger.store import Ledger
 
 SEED_RECEIPT = Path(__file__).with_name("seed_axiom_proof.json")
@@ -51,6 +57,10 @@ EXPECTED: dict[tuple[Any, ...], str | None] = {
     ("seal", "merkle_root"): "merkle_root",
     ("seal", "public_key_hex"): "envelope_signature",  # the seal's key also verifies the envelope
     ("seal", "sealed_at"): "receipt_shape",  # "...Zx" is no UTC time: refused before signatures
+    # the reference seal's fixed values (docs/format.md "Seal"), held before any signature
+    ("seal", "schema"): "receipt_shape",
+    ("seal", "seal_family_version"): "receipt_shape",
+    ("seal", "seal_kind"): "receipt_shape",
     ("trust_root",): "trust_root",
     ("trust_root", "url"): None,
     ("verifier", "spec"): None,
@@ -113,6 +123,8 @@ def mutations(receipt: dict[str, Any]) -> Iterator[Mutation]:
     yield from _path_changes(receipt)
     yield from _count_changes(receipt)
     yield from _structural_changes(receipt)
+    if receipt["seal"]["public_key_hex"] == bytes(TEST_KEY.verify_key).hex():
+        yield from _resealed_changes(receipt)
 
 
 def _value_changes(receipt: dict[str, Any]) -> Iterator[Mutation]:
@@ -162,19 +174,59 @@ def _count_changes(receipt: dict[str, Any]) -> Iterator[Mutation]:
         if count + delta >= 1:
             changed = copy.deepcopy(receipt)
             changed["seal"]["leaf_count"] = count + delta
-            yield Mutation(
-                f"leaf_count {delta:+d}", changed, _count_check(index, count, count + delta)
-            )
+            yield Mutation(f"leaf_count {delta:+d}", changed, _count_check(receipt, count + delta))
     changed = copy.deepcopy(receipt)
     changed["seal"]["leaf_count"] = index  # the leaf just outside the tree
     yield Mutation("leaf_count = leaf_index", changed, "merkle_path")
 
 
-def _count_check(index: int, count: int, new_count: int) -> str:
-    """A new leaf_count breaks the path's shape, or else only the seal signature."""
+def _count_check(receipt: dict[str, Any], new_count: int) -> str:
+    """A new leaf_count breaks the path's shape or its duplicate_last siblings, or else only the
+    seal signature."""
+    index, count = receipt["ledger"]["leaf_index"], receipt["seal"]["leaf_count"]
     if index >= new_count or tree_height(new_count) != tree_height(count):
         return "merkle_path"
+    if _unpaired_levels(receipt, new_count):
+        return "merkle_path"
     return "seal_signature"
+
+
+def _unpaired_levels(receipt: dict[str, Any], count: int) -> list[int]:
+    """The levels where the tree of `count` leaves pairs the path's node with itself but the
+    receipt's path gives another sibling."""
+    index = receipt["ledger"]["leaf_index"]
+    duplicated = set(merkle.duplicated_levels(index, count))
+    current, wrong = bytes.fromhex(receipt["ledger"]["leaf_hash"]), []
+    for level, step in enumerate(receipt["merkle_proof"]["path"]):
+        sibling = bytes.fromhex(step["sibling"])
+        if level in duplicated and sibling != current:
+            wrong.append(level)
+        pair = (sibling, current) if step["side"] == merkle.LEFT else (current, sibling)
+        current = merkle.node_hash(*pair)
+    return wrong
+
+
+def _resealed_changes(receipt: dict[str, Any]) -> Iterator[Mutation]:
+    """What only the holder of TEST_KEY can make: the seal changed and signed again."""
+    for name in SEAL_FIXED_VALUES:
+        changed = copy.deepcopy(receipt)
+        changed["seal"][name] = _changed(changed["seal"][name])
+        yield Mutation(f"{name} changed, seal signed again", _resign(changed), "receipt_shape")
+    index, count = receipt["ledger"]["leaf_index"], receipt["seal"]["leaf_count"]
+    for level in merkle.duplicated_levels(index, count):
+        changed = copy.deepcopy(receipt)
+        changed["merkle_proof"]["path"][level]["sibling"] = hashlib.sha256(b"other").hexdigest()
+        steps = [(bytes.fromhex(s["sibling"]), s["side"]) for s in changed["merkle_proof"]["path"]]
+        leaf = bytes.fromhex(receipt["ledger"]["leaf_hash"])
+        changed["seal"]["merkle_root"] = merkle.root_from_path(leaf, index, steps).hex()
+        name = f"path[{level}] pairs the last node of an odd level with another hash, sealed"
+        yield Mutation(name, _resign(changed), "merkle_path")
+
+
+def _resign(receipt: dict[str, Any]) -> dict[str, Any]:
+    seal = receipt["seal"]
+    seal["signature"] = TEST_KEY.sign(seal_signed_bytes(seal)).signature.hex()
+    return receipt
 
 
 def _structural_changes(receipt: dict[str, Any]) -> Iterator[Mutation]:
@@ -223,10 +275,16 @@ def _changed(value: Any) -> Any:
 
 def _expected(receipt: dict[str, Any], path: tuple[Any, ...]) -> str | None:
     if path[:2] == ("seal", "leaf_count"):
-        count = receipt["seal"]["leaf_count"]
-        return _count_check(receipt["ledger"]["leaf_index"], count, count + 1)
+        return _count_check(receipt, receipt["seal"]["leaf_count"] + 1)
     if path[:2] == ("merkle_proof", "path") and path[-1] == "side":
         return "merkle_path"
+    if path[:2] == ("merkle_proof", "path") and path[-1] == "sibling":
+        duplicated = merkle.duplicated_levels(
+            receipt["ledger"]["leaf_index"], receipt["seal"]["leaf_count"]
+        )
+        # the node's own sibling (duplicate_last) at that level or above: it no longer is
+        if any(level >= path[2] for level in duplicated):
+            return "merkle_path"
     pattern = tuple("*" if isinstance(part, int) else part for part in path)
     for length in range(len(pattern), 0, -1):
         if pattern[:length] in EXPECTED:

@@ -308,10 +308,13 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
 # corpus that silently stopped being loaded).
 HOSTILE_MODULES = {
     "corpus_capture",
+    "corpus_duplicate_last",
     "corpus_eras",
     "corpus_fetch",
+    "corpus_integers",
     "corpus_newline",
     "corpus_relay",
+    "corpus_seal_kind",
     "corpus_tsa",
 }
 

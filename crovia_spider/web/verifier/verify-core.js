@@ -303,6 +303,12 @@
     "signature", "signer_version",
   ];
   const SEAL_KEY_SETS = [SEED_SEAL_KEYS, [...SEED_SEAL_KEYS, "prev_seal_sha256", "rfc6962_root"]];
+  // The reference seal's fixed values (ledger/seal.py SEAL_FIXED_VALUES), held at receipt_shape.
+  const SEAL_FIXED_VALUES = {
+    schema: "crovia.seal.v1",
+    seal_kind: "substrate_batch",
+    seal_family_version: "crovia-seal-family/1",
+  };
   const RECEIPT_SECTIONS = {
     bitcoin_anchor: ["bitcoin_attestations", "calendar_attestations", "ots_url", "stamped_at", "status"],
     ledger: ["leaf_hash", "leaf_index", "ledger_path"],
@@ -443,6 +449,9 @@
     if (receipt.schema !== RECEIPT_SCHEMA) throw new CheckFailed("receipt_shape", "schema", RECEIPT_SCHEMA, plain(receipt.schema));
     if (canonical(receipt._canonicalization) !== canonical(CANONICALIZATION)) {
       throw new CheckFailed("receipt_shape", "_canonicalization", CANONICALIZATION, plain(receipt._canonicalization));
+    }
+    for (const [name, value] of Object.entries(SEAL_FIXED_VALUES)) {
+      if (seal[name] !== value) throw new CheckFailed("receipt_shape", `seal.${name}`, value, plain(seal[name]));
     }
     for (const [section, name, kind] of TYPES) {
       const got = typeName(receipt[section][name]);
@@ -867,6 +876,10 @@
     if (BigInt(path.length) !== height) {
       throw new CheckFailed("merkle_path", "path length = ceil(log2 leaf_count)", String(height), path.length);
     }
+    // duplicate_last: where the path's node is the last of a level of odd node count, the tree
+    // pairs it with itself, so its sibling there is the node itself (ledger/merkle.py
+    // duplicated_levels); another hash would commit to more leaves than leaf_count.
+    const last = count - 1n;
     let node = fromHex(receipt.ledger.leaf_hash);
     for (let level = 0; level < path.length; level++) {
       const step = path[level];
@@ -877,6 +890,10 @@
       if (step.side !== side) throw new CheckFailed("merkle_path", `path[${level}].side = bit ${level} of leaf_index`, side, plain(step.side));
       if (typeof step.sibling !== "string" || !HEX64.test(step.sibling)) {
         throw new CheckFailed("merkle_path", `path[${level}].sibling is 64 hex`, "64 hex", plain(step.sibling));
+      }
+      const at = index >> BigInt(level);
+      if (at === last >> BigInt(level) && (at & 1n) === 0n && step.sibling !== toHex(node)) {
+        throw new CheckFailed("merkle_path", `path[${level}].sibling is the node itself: node ${at} is the last of an odd level of a tree of ${count} leaves (duplicate_last)`, toHex(node), step.sibling);
       }
       const sibling = fromHex(step.sibling);
       node = await sha256(side === "left" ? concat(Uint8Array.of(1), sibling, node) : concat(Uint8Array.of(1), node, sibling));
