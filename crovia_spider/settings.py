@@ -99,6 +99,9 @@ DOWNLOADER_MIDDLEWARES = {
     # ours gives each its verdict (crovia_spider/fetching/middlewares.py).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crovia_spider.fetching.middlewares.RobotsTxtMiddleware": 100,
+    # No cookies (docs/spider.md, 9, "Cookies"): Scrapy's jar asks tldextract for the Public Suffix
+    # List at the first Set-Cookie, which fetches it from the internet around the fetch policy.
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crovia_spider.fetching.middlewares.BackoffRetryMiddleware": 550,
     # A capture's heads, taken before HttpCompressionMiddleware (590) decodes the body.
@@ -108,6 +111,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Last before the download: once a Ctrl-C stopped the crawl, nothing new is fetched.
     "crovia_spider.runs.stopping.StopGate": 990,
 }
+# Every request is the same anonymous one whatever a server answered before (and the middleware
+# is out of the chain above, so `-s COOKIES_ENABLED=1` cannot bring the lookup back).
+COOKIES_ENABLED = False
 # One Ctrl-C (or SIGTERM) drops the requests queued in the downloader and says so on stderr
 # (crovia_spider/runs/stopping.py); Scrapy's own graceful close would still fetch them all.
 EXTENSIONS = {"crovia_spider.runs.stopping.StopFetching": 0}
