@@ -34,6 +34,8 @@ _CHAIN_WORDS = {
     "unable to decode issuer public key": "the public key of an issuer on the path cannot be read",
     "invalid or inconsistent certificate extension": "a certificate of the path has an invalid"
     " or inconsistent extension",
+    "unhandled critical extension": "a certificate of the path marks critical an extension"
+    " OpenSSL does not handle (RFC 5280: a critical extension not understood refuses it)",
 }
 CHAIN_REFUSED = "the TSA certificate does not chain to a pinned root"
 _PKCS7_WORDS = {

@@ -3,7 +3,8 @@
 The token (DER ContentInfo) is parsed with pyasn1-modules' CMS and TSP structures; signatures are
 checked with `cryptography`; the chain to pinned roots is checked by rfc3161-client (OpenSSL's
 PKCS7_verify at the token's genTime, purpose timestampsign: every issuer a CA by basicConstraints
-with keyCertSign when keyUsage is present, pathLenConstraint held). Every refusal raises
+with keyCertSign when keyUsage is present, pathLenConstraint held, no critical extension it does
+not handle on any certificate of the path). Every refusal raises
 Rfc3161Invalid naming what differed. A token must also be no older than the seal it stamps
 (`check_not_before_seal`).
 """
@@ -30,6 +31,30 @@ from ledger.stamps.plain_words import chain_refusal, not_der, readable
 ID_CT_TSTINFO = rfc3161.id_ct_TSTInfo
 ID_SIGNED_DATA = rfc5652.id_signedData
 SHA256_OID = "2.16.840.1.101.3.4.2.1"
+# The extensions OpenSSL's verifier handles (crypto/x509/v3_purp.c, X509_supported_extension):
+# a certificate marking any other one critical is refused (RFC 5280 4.2: a critical extension
+# the verifier does not recognise refuses the certificate), by OpenSSL for every certificate of a
+# path it checks, and here for the TSA's own certificate, pinned or not. The page holds the
+# same list (crovia_spider/web/verifier/verify-stamps.js HANDLED_EXTENSIONS).
+HANDLED_EXTENSIONS = frozenset(
+    {
+        "2.16.840.1.113730.1.1",  # Netscape certificate type
+        "2.5.29.15",  # keyUsage
+        "2.5.29.17",  # subjectAltName
+        "2.5.29.19",  # basicConstraints
+        "2.5.29.30",  # nameConstraints
+        "2.5.29.31",  # cRLDistributionPoints
+        "2.5.29.32",  # certificatePolicies
+        "2.5.29.33",  # policyMappings
+        "2.5.29.36",  # policyConstraints
+        "2.5.29.37",  # extendedKeyUsage
+        "2.5.29.54",  # inhibitAnyPolicy
+        "1.3.6.1.5.5.7.1.7",  # RFC 3779 IP address blocks
+        "1.3.6.1.5.5.7.1.8",  # RFC 3779 AS identifiers
+        "1.3.6.1.5.5.7.1.14",  # proxyCertInfo
+        "1.3.6.1.5.5.7.48.1.5",  # OCSP noCheck
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +95,7 @@ def _check_token(token: bytes, data: bytes, roots: Sequence[x509.Certificate]) -
     sig.verify_signer(info, cert)
     _check_eku(cert)
     _check_key_usage(cert)
+    _check_critical(cert)
     if roots:
         _check_chain(token, data, roots)
     nonce = tst["nonce"]
@@ -262,6 +288,22 @@ def _check_key_usage(cert: x509.Certificate) -> None:
             computed=[name for name, on in others.items() if on]
             + ["digitalSignature"] * usage.digital_signature
             + ["nonRepudiation"] * usage.content_commitment,
+        )
+
+
+def _check_critical(cert: x509.Certificate) -> None:
+    """No extension of the TSA certificate is critical unless OpenSSL handles it."""
+    unhandled = sorted(
+        ext.oid.dotted_string
+        for ext in cert.extensions
+        if ext.critical and ext.oid.dotted_string not in HANDLED_EXTENSIONS
+    )
+    if unhandled:
+        raise Rfc3161Invalid(
+            "the TSA certificate marks critical an extension OpenSSL does not handle (RFC 5280:"
+            " a critical extension not understood refuses the certificate)",
+            expected=sorted(HANDLED_EXTENSIONS),
+            computed=unhandled,
         )
 
 

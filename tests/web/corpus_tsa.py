@@ -1,7 +1,9 @@
 """Hostile stamps with a known verdict (issue 30, observations 2 and 9): TSA certificate paths
 OpenSSL refuses (an issuer that is no CA, a CA without keyCertSign, pathLenConstraint exceeded,
-a signer whose keyUsage or extendedKeyUsage is not a TSA's), genuine tokens older than the seal
-they stamp, and OpenTimestamps proofs pending at a calendar the receipt was not submitted to.
+a signer whose keyUsage or extendedKeyUsage is not a TSA's, a certificate of the path marking
+critical an extension OpenSSL does not handle: issue 42, observation 6), genuine tokens older
+than the seal they stamp, and OpenTimestamps proofs pending at a calendar the receipt was not
+submitted to.
 Each passing path has a control beside it, so a verifier that refuses everything fails too.
 
 Tokens come from OpenSSL's `openssl ts -reply` on 127.0.0.1 (tests/web/hostile_pki.py); a seal
@@ -90,6 +92,40 @@ def _paths() -> dict[str, tuple[dict[str, Any], str]]:
             {"tsa": h.TSA.replace("timeStamping", "timeStamping, serverAuth")},
             "invalid",
         ),
+        # RFC 5280 4.2: a critical extension the verifier does not handle refuses the certificate.
+        # OpenSSL handles only those of X509_supported_extension (issue 42, observation 6).
+        "a signer with an unknown critical extension": (
+            {"tsa": h.TSA + h.UNKNOWN_CRITICAL},
+            "invalid",
+        ),
+        "a signer with an unknown extension, not critical": (
+            {"tsa": h.TSA + h.UNKNOWN_CRITICAL.replace("critical, ", "")},
+            "valid",
+        ),
+        "a signer with a critical subjectKeyIdentifier (not one OpenSSL handles)": (
+            {"tsa": h.TSA + "subjectKeyIdentifier = critical, hash\n"},
+            "invalid",
+        ),
+        "a signer with critical certificatePolicies and subjectAltName (handled)": (
+            {"tsa": h.TSA + h.HANDLED_CRITICAL},
+            "valid",
+        ),
+        "an intermediate with an unknown critical extension": (
+            {"intermediates": [h.CA + h.UNKNOWN_CRITICAL]},
+            "invalid",
+        ),
+        "an intermediate with a critical authorityKeyIdentifier": (
+            {"intermediates": [h.CA + "authorityKeyIdentifier = critical, keyid\n"]},
+            "invalid",
+        ),
+        "an intermediate with critical policyConstraints and nameConstraints (handled)": (
+            {"intermediates": [h.CA + h.HANDLED_CRITICAL_CA]},
+            "valid",
+        ),
+        "a root with an unknown critical extension": (
+            {"root": h.ROOT + h.UNKNOWN_CRITICAL},
+            "invalid",
+        ),
     }
 
 
@@ -100,20 +136,24 @@ def _pathlen(length: int) -> str:
     )
 
 
-def tsa_path_cases(work: Path) -> list[Expected]:
-    """A token from each path of `_paths`, with its root pinned, unpinned and the root of another
-    TSA pinned: only the pin of its own root can make it valid, and a path OpenSSL refuses never."""
+def tsa_path_cases(work: Path, only: str = "") -> list[Expected]:
+    """A token from each path of `_paths` (those whose name holds `only`), with its root pinned
+    and unpinned: only the pin of its own root can make it valid, and a path OpenSSL refuses
+    never."""
     receipt = build_ledger(work / "paths-ledger", 3)[1]
     data = c.seal_bytes(receipt)
     cases = []
     for number, (name, (options, verdict)) in enumerate(_paths().items()):
+        if only not in name:
+            continue
         pki = h.chained_pki(work / f"path{number}", f"Path{number}", **options)
         with OpenSslTsa(pki) as tsa:
             token = c.der_token(c.tsa_token(tsa, data))
             url = tsa.url
         stamped = c.with_token(receipt, token, c.gen_time_of(token, data), url)
         pinned = c.trust_root(TEST_KEY, tsa_roots=c.tsa_roots_pem(pki))
-        leaf_only = "signer" in name  # its own checks fail whether a root is pinned or not
+        # a signer's own checks fail whether a root is pinned or not
+        leaf_only = "signer" in name and verdict == "invalid"
         failed = "rfc3161" if verdict == "invalid" else None
         cases.append(Expected(f"TSA path: {name}", stamped, pinned, verdict, failed))
         cases.append(

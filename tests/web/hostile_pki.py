@@ -29,6 +29,17 @@ END_ENTITY = (
     "extendedKeyUsage = serverAuth\n"
 )
 CA_WITHOUT_CERT_SIGN = "basicConstraints = critical, CA:TRUE\nkeyUsage = critical, cRLSign\n"
+# An extension under a private arc no verifier knows, marked critical: "must understand".
+UNKNOWN_CRITICAL = "1.3.6.1.4.1.99999.1 = critical, ASN1:UTF8String:must understand\n"
+# Critical extensions OpenSSL handles (X509_supported_extension), on a TSA and on a CA.
+HANDLED_CRITICAL = (
+    "certificatePolicies = critical, 1.3.6.1.4.1.99999.2\n"
+    "subjectAltName = critical, DNS:tsa.example\n"
+)
+HANDLED_CRITICAL_CA = (
+    "policyConstraints = critical, requireExplicitPolicy:3\n"
+    "nameConstraints = critical, permitted;DNS:example\n"
+)
 _EC = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
 
 

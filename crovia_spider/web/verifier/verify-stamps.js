@@ -38,6 +38,14 @@
     "1.3.101.112",
   ];
   const ED25519 = "1.3.101.112";
+  // The extensions OpenSSL's verifier handles (X509_supported_extension; ledger/stamps/tst.py
+  // HANDLED_EXTENSIONS): a certificate marking any other one critical is refused (RFC 5280 4.2),
+  // the TSA's own pinned or not, every certificate of the path when it is checked.
+  const HANDLED_EXTENSIONS = [
+    "2.16.840.1.113730.1.1", "2.5.29.15", "2.5.29.17", "2.5.29.19", "2.5.29.30", "2.5.29.31",
+    "2.5.29.32", "2.5.29.33", "2.5.29.36", "2.5.29.37", "2.5.29.54", "1.3.6.1.5.5.7.1.7",
+    "1.3.6.1.5.5.7.1.8", "1.3.6.1.5.5.7.1.14", "1.3.6.1.5.5.7.48.1.5",
+  ];
 
   class NotChecked extends Error {}
 
@@ -296,6 +304,20 @@
     }
   }
 
+  // The extensions `cert` marks critical that OpenSSL does not handle, sorted (none: []).
+  function unhandledCritical(cert) {
+    return (cert.extensions || []).filter((e) => e.critical && !HANDLED_EXTENSIONS.includes(e.extnID))
+      .map((e) => e.extnID).sort();
+  }
+
+  function checkCritical(cert) {
+    const unhandled = unhandledCritical(cert);
+    if (unhandled.length) {
+      tokenFail("the TSA certificate marks critical an extension OpenSSL does not handle (RFC 5280: a critical extension not understood refuses the certificate)",
+        HANDLED_EXTENSIONS.slice().sort(), unhandled);
+    }
+  }
+
   function subjectOf(cert) {
     // RFC 4514 order (most specific first), as `crovia verify` prints it.
     const short = { "2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.10": "O", "2.5.4.11": "OU" };
@@ -369,6 +391,7 @@
     if (!result.signatureVerified) tokenFail("the CMS signature does not verify under the TSA certificate", subjectOf(cert));
     checkEku(cert);
     checkKeyUsage(cert);
+    checkCritical(cert);
     if (trusted) {
       const others = (signed.certificates || []).filter((c) => c instanceof pkijs.Certificate && c !== cert);
       const failure = await chainFailure(cert, others, roots, tst.genTime);
@@ -407,12 +430,18 @@
   // keyCertSign; basicConstraints CA:TRUE, required of every one below the root; a root without
   // basicConstraints passes as OpenSSL lets it, a v1 self-signed one or one whose keyUsage has
   // keyCertSign), and each pathLenConstraint bounds the CA certificates below it that are not
-  // self-issued. The TSA certificate's own keyUsage and extendedKeyUsage are held by checkToken.
+  // self-issued; and no certificate of it, the root included, marks critical an extension
+  // OpenSSL does not handle (X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION). The TSA certificate's own
+  // keyUsage, extendedKeyUsage and critical extensions are held by checkToken.
   function pathFailure(path, certDer) {
     if (!path.length || !sameBytes(derOf(path[0].toSchema()), certDer)) return "the path found does not start at the TSA certificate";
     let below = 0; // CA certificates below, not self-issued (OpenSSL's plen)
     for (let i = 1; i < path.length; i++) {
       const cert = path[i];
+      const unhandled = unhandledCritical(cert);
+      if (unhandled.length) {
+        return `certificate ${i} of the path (${subjectOf(cert)}) marks critical an extension OpenSSL does not handle (${unhandled.join(", ")}): RFC 5280 refuses a certificate with a critical extension not understood`;
+      }
       const ca = caKind(cert);
       const root = i === path.length - 1;
       if (!ca || (!root && ca !== 1)) {

@@ -1,6 +1,7 @@
 """Issue 30, observations 2 and 9, on the command line: `crovia verify` refuses a token older than
 the seal it stamps, a TSA certificate whose keyUsage is not a TSA's, a TSA path through a
-certificate that is no CA, and a proof pending only at calendars the receipt was not submitted
+certificate that is no CA or that marks critical an extension OpenSSL does not handle (issue 42,
+observation 6), and a proof pending only at calendars the receipt was not submitted
 to; `crovia stamp` keeps no token older than its seal and no calendar answer that names another
 calendar in a pending attestation (each is recorded in attempts.jsonl, as any bad answer is).
 
@@ -84,6 +85,26 @@ def test_verify_refuses_a_tsa_certificate_whose_key_usage_is_not_a_tsas(tmp_path
     result = verify(tmp_path, receipt, c.trust_root(TEST_KEY))
     assert failed_check(result) == (1, "invalid", "rfc3161"), result
     assert "keyUsage is not digitalSignature and/or nonRepudiation only" in json.dumps(result)
+
+
+def test_verify_refuses_an_unknown_critical_extension_on_a_tsa_path(tmp_path: Path) -> None:
+    """Issue 42, observation 6: on the TSA's certificate, pinned or not (as its keyUsage); on an
+    intermediate, where the path is checked (pinned), OpenSSL refuses it and says so in words."""
+    signer = h.chained_pki(tmp_path / "leaf", "CriticalLeaf", tsa=h.TSA + h.UNKNOWN_CRITICAL)
+    receipt = stamped(build_ledger(tmp_path / "ledger", 2)[0], signer)
+    for roots in ([], c.tsa_roots_pem(signer)):
+        result = verify(tmp_path, receipt, c.trust_root(TEST_KEY, tsa_roots=roots))
+        assert failed_check(result) == (1, "invalid", "rfc3161"), result
+        assert "marks critical an extension OpenSSL does not handle" in result["message"]
+        assert result["computed"] == ["1.3.6.1.4.1.99999.1"], result
+    issuer = h.chained_pki(
+        tmp_path / "int", "CriticalCA", intermediates=[h.CA + h.UNKNOWN_CRITICAL]
+    )
+    receipt = stamped(build_ledger(tmp_path / "ledger2", 2)[0], issuer)
+    result = verify(tmp_path, receipt, c.trust_root(TEST_KEY, tsa_roots=c.tsa_roots_pem(issuer)))
+    assert failed_check(result) == (1, "invalid", "rfc3161"), result
+    assert "marks critical an extension OpenSSL does not handle" in result["message"], result
+    assert verify(tmp_path, receipt, c.trust_root(TEST_KEY))["verdict"] == "valid"  # not pinned
 
 
 def test_verify_refuses_a_proof_pending_only_at_another_calendar(tmp_path: Path) -> None:
