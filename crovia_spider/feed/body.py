@@ -113,6 +113,9 @@ class ParsedFeed:
     excluded: int = 0
     # The sitemaps a sitemap index or a robots.txt names, to fetch next (absolute http(s) URLs).
     sitemaps: list[str] = field(default_factory=list)
+    # The bytes a sitemap body was read as, uncompressed, or decompressed before it was refused
+    # (crovia_spider/feed/sitemap.py): what a walk counts against CROVIA_SITEMAP_BYTES.
+    read_bytes: int = 0
 
 
 def parse_body(body: bytes, headers: dict[str, str]) -> ParsedFeed:

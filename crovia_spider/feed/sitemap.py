@@ -5,8 +5,12 @@ reader reads one such body, untrusted, and never fetches: the sitemaps an index 
 names come back in `ParsedFeed.sitemaps`, for the spider to fetch next. The rules:
 
 - a body starting with gzip's magic bytes is decompressed (`scrapy.utils.gz.gunzip`) up to
-  MAX_UNCOMPRESSED, the protocol's 50 MB a file; a longer one (a gzip bomb), or a plain body
-  longer than that, is refused, and a broken gzip stream is unreadable (`failed`);
+  MAX_UNCOMPRESSED, the protocol's 50 MB a file, or the fewer bytes `options[MAX_BYTES]` allows
+  (what a sitemap walk may still read of CROVIA_SITEMAP_BYTES: crovia_spider/spiders/
+  sitemap_walk.py); a longer one (a gzip bomb) is refused as soon as its decompression passes
+  them, 64 KiB at a time, never once whole; so is a plain body longer than that, and a broken
+  gzip stream is unreadable (`failed`). `read_bytes` says how many bytes were read,
+  uncompressed (for a refused body, how many were decompressed before it was stopped);
 - a body read from a URL whose path is `/robots.txt` gives its `Sitemap:` lines (Scrapy's
   `sitemap_urls_from_robots`, one line at a time, so a line no URL parser reads costs only
   itself): each absolute http(s) URL once, at most MAX_URLS, version "robots.txt", no entries;
@@ -36,6 +40,8 @@ names come back in `ParsedFeed.sitemaps`, for the spider to fetch next. The rule
 (`re.search`) in each page URL, as Scrapy's SitemapSpider `sitemap_rules` and LinkExtractor's
 allow/deny do: a URL is kept when `include` is empty or one of its patterns matches, and none of
 `exclude` does. They pick pages only: an index's or a robots.txt's sitemaps are all returned.
+A walk adds MAX_BYTES (never in a source's options, nor in what a fetch record signs: a kept body
+is read again whole, as the walk read every body it did not refuse).
 Runs in the parser worker, under its ceilings (crovia_spider/feed/ceilings.py).
 """
 
@@ -62,6 +68,8 @@ from crovia_spider.feed.selection import BadPatterns, signable, url_selector
 MAX_UNCOMPRESSED = 52_428_800  # the protocol's 50 MB (52,428,800 bytes) a file, uncompressed
 MAX_URLS = 50_000  # the protocol's URLs a file (a sitemap's <url>, an index's <sitemap>)
 MAX_URL_CHARS = 2_000  # crovia_spider/feed/entries.py LINK_CHARS: a longer link is left out there
+# The option a sitemap walk reads a further body with: the uncompressed bytes it may still read.
+MAX_BYTES = "max_bytes"
 GZIP_MAGIC = b"\x1f\x8b\x08"  # scrapy.utils.gz.gzip_magic_number's test, on a body
 TOO_LARGE = (
     f"refused: more than {MAX_UNCOMPRESSED:,} bytes uncompressed,"
@@ -130,7 +138,12 @@ def _free(elem: lxml.etree._Element) -> None:
 
 
 class _Unread(Exception):
-    """The body is refused or unreadable: a `failed` ParsedFeed with this reason."""
+    """The body is refused or unreadable: a `failed` ParsedFeed with this reason (and the bytes
+    read, uncompressed, before it was)."""
+
+    def __init__(self, reason: str, read_bytes: int = 0) -> None:
+        super().__init__(reason)
+        self.read_bytes = read_bytes
 
 
 def parse_sitemap(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> ParsedFeed:
@@ -140,7 +153,7 @@ def parse_sitemap(body: bytes, headers: dict[str, str], options: Mapping[str, An
     try:
         return _parse(body, headers, options)
     except _Unread as exc:
-        return ParsedFeed(error=str(exc), failed=True)
+        return ParsedFeed(error=str(exc), failed=True, read_bytes=exc.read_bytes)
     except MemoryError:  # in the worker: past its ceiling (crovia_spider/feed/ceilings.py)
         reason = "parsing needed more memory than it may use (CROVIA_PARSE_MEMORY_MB)"
         return ParsedFeed(error=f"unreadable sitemap: MemoryError: {reason}", failed=True)
@@ -153,7 +166,18 @@ def _parse(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> 
         selected = url_selector(options)
     except BadPatterns as exc:
         raise _Unread(f"unreadable sitemap: {exc}") from None
-    body = _uncompressed(body)
+    body = _uncompressed(body, _max_bytes(options))
+    try:
+        parsed = _read_xml_or_robots(body, headers, selected)
+    except _Unread as exc:
+        raise _Unread(str(exc), len(body)) from None
+    parsed.read_bytes = len(body)
+    return parsed
+
+
+def _read_xml_or_robots(
+    body: bytes, headers: dict[str, str], selected: Callable[[str], bool]
+) -> ParsedFeed:
     final_url = _header(headers, "content-location")
     if _path(final_url) == "/robots.txt":
         return _robots(body, final_url)
@@ -194,16 +218,36 @@ def _references_read(body: bytes) -> bytes:
     return resolve_references(body) if _OTHER_REFERENCE.search(body) else body
 
 
-def _uncompressed(body: bytes) -> bytes:
+def _max_bytes(options: Mapping[str, Any]) -> int:
+    """The uncompressed bytes a body may be read to: MAX_UNCOMPRESSED, or the fewer a walk
+    gives as `options[MAX_BYTES]` (anything but a whole number above 0 is ignored)."""
+    given = options.get(MAX_BYTES)
+    if type(given) is int and 0 < given < MAX_UNCOMPRESSED:
+        return given
+    return MAX_UNCOMPRESSED
+
+
+def _too_large(limit: int) -> str:
+    if limit >= MAX_UNCOMPRESSED:
+        return TOO_LARGE
+    return (
+        f"refused: more than {limit:,} bytes uncompressed, what the walk may still read"
+        " (CROVIA_SITEMAP_BYTES)"
+    )
+
+
+def _uncompressed(body: bytes, limit: int) -> bytes:
+    """`body`, gunzipped when it is gzip, of at most `limit` bytes; _Unread past them (a gzip
+    stream stopped as soon as its decompression passes them) or for a broken gzip stream."""
     if body[:3] == GZIP_MAGIC:
         try:
-            body = gunzip(body, max_size=MAX_UNCOMPRESSED)
-        except _DecompressionMaxSizeExceeded:
-            raise _Unread(TOO_LARGE) from None
+            body = gunzip(body, max_size=limit)
+        except _DecompressionMaxSizeExceeded as exc:
+            raise _Unread(_too_large(limit), exc.decompressed_size) from None
         except (OSError, EOFError, struct.error, zlib.error) as exc:
             raise _Unread(f"unreadable sitemap: broken gzip stream ({exc})") from None
-    if len(body) > MAX_UNCOMPRESSED:
-        raise _Unread(TOO_LARGE)
+    if len(body) > limit:
+        raise _Unread(_too_large(limit), len(body))
     return body
 
 

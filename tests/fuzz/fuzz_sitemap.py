@@ -4,6 +4,9 @@
 ParsedFeed), and an entry it returns must become an item without error. The input's length picks
 where the body came from (a sitemap, or a robots.txt) and the include / exclude patterns, so the
 robots.txt and filtering paths are reached too; gzip is reached by inputs starting with its magic.
+An odd-length input is read as a walk reads a further sitemap, with the bytes it may still read
+(`MAX_BYTES`) set to the input's own length: a body read says it read no more
+(`read_bytes`), and a gzip stream inflating past them is stopped within one 64 KiB chunk.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from tests.fuzz.harness import fuzz, instrumented
 with instrumented():
     from crovia_spider.config.feeds import FeedConfig
     from crovia_spider.feed.entries import entry_item
-    from crovia_spider.feed.sitemap import GZIP_MAGIC, MAX_UNCOMPRESSED, parse_sitemap
+    from crovia_spider.feed.sitemap import GZIP_MAGIC, MAX_BYTES, MAX_UNCOMPRESSED, parse_sitemap
 
 URL = "https://lab.example.org/sitemap.xml"
 FEED = FeedConfig(vendor="lab", url=URL, kind="feed")
@@ -35,6 +38,7 @@ STRICT = 20
 # gunzip reads 64 KiB chunks into a BytesIO whose value it then copies: about 150 KiB for any
 # gzipped body, however small.
 GZIP_SLACK = 192 << 10
+CHUNK = 64 << 10  # what gunzip decompresses at a time, so how far past a limit it may read
 
 
 def AMPLIFICATION(data: bytes) -> int:  # the harness reads this name
@@ -52,7 +56,15 @@ def AMPLIFICATION(data: bytes) -> int:  # the harness reads this name
 
 def target(data: bytes) -> None:
     headers = HEADERS[len(data) % len(HEADERS)]
-    parsed = parse_sitemap(data, headers, OPTIONS[len(data) % 2])
+    options = OPTIONS[len(data) % 2]
+    limit = len(data) if len(data) % 2 else MAX_UNCOMPRESSED
+    if len(data) % 2:
+        options = {**options, MAX_BYTES: limit}
+    parsed = parse_sitemap(data, headers, options)
+    if not parsed.failed and parsed.read_bytes > limit:
+        raise AssertionError(f"read {parsed.read_bytes} bytes of at most {limit}")
+    if parsed.read_bytes > limit + CHUNK:
+        raise AssertionError(f"decompressed {parsed.read_bytes} bytes past a limit of {limit}")
     for entry in parsed.entries:
         entry_item(
             entry,
