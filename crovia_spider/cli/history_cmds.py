@@ -6,9 +6,9 @@ seen"), the first that did, each version (AX.OBS), the last that still held it, 
 not. `absent --url URL --at TIME` says whether the item was in its feed at the last fetch at or
 before TIME that got a body or a 304 (a failed fetch proves nothing), reading the kept body again:
 exit 0 absent, 1 present, 3 no such fetch, 4 cannot tell (the body held entries that were not read,
-or cannot be read again), 2 usage or I/O error. The logic is ledger/store/timeline.py; a body is
-read with the crawl's own reader, in its worker under its ceilings, once per body
-(crovia_spider/spiders/reread.py).
+or cannot be read again, or an observation of the item contradicts the fetch), 2 usage or I/O
+error. The logic is ledger/store/timeline.py; a body is read with the crawl's own reader, in its
+worker under its ceilings, once per body (crovia_spider/spiders/reread.py).
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " that got a body or a 304, re-reading the kept body; names the fetch record and body."
         " Exit 0 absent, 1 present, 3 no such fetch before TIME, 4 cannot tell (the body held"
         " entries that were not read: past the entry limit or unreadable; or it cannot be read"
-        " again), 2 usage or I/O error.",
+        " again; or an AX.OBS of the item from that feed, observed after the fetch or signed"
+        " after its record with no later fetch record holding it, contradicts it), 2 usage or"
+        " I/O error.",
     )
     parser.add_argument("--url", metavar="URL", required=True, help="the item's link")
     parser.add_argument(
@@ -71,29 +73,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_absent)
 
 
-def _body_reader(ledger: Any) -> Any:
-    """The crawl's reader for kept bodies, in its worker under CROVIA_PARSE_MEMORY_MB and
-    CROVIA_PARSE_SECONDS, with the ledger's read-again cache; each body read by the project's
-    spider that received it."""
-    from crovia_spider.exceptions import CroviaError
-    from crovia_spider.options import env_default
-    from crovia_spider.spiders.project_spiders import project_spider
-    from crovia_spider.spiders.reread import KeptBodyReader
-
-    try:
-        memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))
-        seconds = float(env_default("CROVIA_PARSE_SECONDS"))
-    except ValueError:
-        memory_mb = seconds = 0
-    if not (memory_mb > 0 and 0 < seconds < float("inf")):
-        raise CroviaError("CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS must be above 0")
-    return KeptBodyReader(ledger, memory_mb, seconds, project_spider)
-
-
 def _timeline(ledger: Any, identity: dict[str, Any], **how: Any) -> Any:
+    from crovia_spider.spiders.reread import kept_body_reader
     from ledger.store import item_timeline
 
-    reader = _body_reader(ledger)
+    reader = kept_body_reader(ledger)
     try:
         return item_timeline(ledger, identity, reader, **how)
     finally:
@@ -251,6 +235,10 @@ def _absent(args: argparse.Namespace) -> int:
     needles = [args.url, *(i.get(k) for i in identities for k in ("link", "guid"))]
     line = _timeline(args.ledger_dir, start, feeds=feeds, match=match, mentions=needles)
     answers = [(feed, feed.nearest_before(at)) for feed in line.feeds]
+    contradicted = [_contradiction(feed, seen, found, at) for feed, seen in answers]
+    for (_, seen), observation in zip(answers, contradicted, strict=True):
+        if observation is not None:
+            seen.held, seen.undecided = None, observation["why"]
     proved = [(feed, seen) for feed, seen in answers if seen is not None]
     if not proved:
         code, verdict = EXIT_NO_FETCH, "no fetch"
@@ -273,8 +261,9 @@ def _absent(args: argparse.Namespace) -> int:
                         "vendor": feed.vendor,
                         "feed_url": feed.feed_url,
                         "fetch": seen and seen.__dict__,
+                        "contradicted_by": observation,
                     }
-                    for feed, seen in answers
+                    for (feed, seen), observation in zip(answers, contradicted, strict=True)
                 ],
             }
         )
@@ -292,8 +281,9 @@ def _absent(args: argparse.Namespace) -> int:
         )
         if seen.undecided:
             print(f"cannot tell whether {args.url} was in {where}: {seen.undecided}")
-            said = "mentions" if seen.mentions else "does not mention"
-            print(f"  the body {said} it (a byte search of the kept body)")
+            if seen.mentions is not None:
+                said = "mentions" if seen.mentions else "does not mention"
+                print(f"  the body {said} it (a byte search of the kept body)")
         else:
             print(f"{args.url} was {'present in' if seen.held else 'absent from'} {where}")
         print(
@@ -302,6 +292,38 @@ def _absent(args: argparse.Namespace) -> int:
         )
     print(f"{verdict} (exit {code})")
     return code
+
+
+def _contradiction(
+    feed: Any, seen: Any, observed: list[dict[str, Any]], at: str
+) -> dict[str, Any] | None:
+    """The first AX.OBS of the item (`observed`, with `leaf_index`) from `feed` that the absence
+    `seen` answers (the fetch record it relies on) cannot account for, or None. An observation
+    signs the item was in the feed: one observed after the fetch and at or before `at`, or one
+    issued after the fetch record in the ledger with no later fetch record of the feed holding the
+    item (its time may be backdated), says the ledger disagrees with itself, and absence is then
+    no answer (a sequencer made to sign an item without its fetch record: issue 42)."""
+    if seen is None or seen.held is not False:
+        return None
+    held_later = any(f.held and f.leaf_index > seen.leaf_index for f in feed.fetches)
+    for envelope in observed:
+        record = envelope["body"].get("spider_record") or {}
+        if record.get("source_url") != feed.feed_url:
+            continue
+        when, leaf = str(record.get("observed_at", "")), envelope["leaf_index"]
+        name = f"AX.OBS {envelope.get('axiom_id')} (leaf {leaf}) of this feed"
+        if seen.fetched_at < when <= at:
+            why = f"{name} signs it observed at {when}, after this fetch and at or before {at}"
+        elif leaf > seen.leaf_index and not held_later:
+            why = (
+                f"{name}, issued after this fetch record, signs it observed (at {when}) and no"
+                " later fetch record of the feed holds it"
+            )
+        else:
+            continue
+        found = {"axiom_id": envelope.get("axiom_id"), "leaf_index": leaf, "observed_at": when}
+        return {**found, "why": f"the ledger contradicts this fetch: {why}"}
+    return None
 
 
 def _fetch_text(seen: Any) -> str:

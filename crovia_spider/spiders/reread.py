@@ -11,7 +11,8 @@ is kept in the ledger's read-again cache (ledger/store/entry_cache.py) under the
 how it was read, so the next question about the feed costs no parse. A failure is reused only under
 ceilings no larger than the ones it failed under. Nothing read from the cache is trusted: a value of
 the wrong shape is a miss, and every answer is held to the fetch record's signed counts and digest
-by the timeline.
+by the timeline. `crovia audit --bodies` reads without the cache (`kept_body_reader(cache=False)`):
+what it vouches for, it read itself.
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ class KeptBodyReader:
         memory_mb: int,
         seconds: float,
         spiders: Callable[[str], type | None] = lambda name: None,
+        *,
+        cache: bool = True,
     ) -> None:
         self.memory_mb, self.seconds = memory_mb, seconds
         self.spiders = spiders
         self.parser = BlockingParser(memory_mb, seconds)
-        self.cache = EntryCache(ledger_dir)
+        self.cache = EntryCache(ledger_dir) if cache else None
         self.bodies = BodyStore(ledger_dir)  # a sitemap record's further bodies
 
     def __call__(
@@ -58,20 +61,25 @@ class KeptBodyReader:
         name = record_body.get("spider")
         spider = self.spiders(name) if type(name) is str and name else None
         key = cache_key(digest, record_body, final_url, spider)
-        cached = self.cache.get(key)
+        cached = None if self.cache is None else self.cache.get(key)
         if cached is not None and self._usable(cached):
             return {k: v for k, v in cached.items() if k in ("identities", "error", *ENTRY_COUNTS)}
         found = read_kept_body(body, record_body, final_url, self.parser, spider, self.bodies.get)
-        if "identities" in found:
-            self.cache.put(key, digest, found)
-        else:
-            ceilings = {"memory_mb": self.memory_mb, "seconds": self.seconds}
-            self.cache.put(key, digest, {**found, **ceilings})
+        if self.cache is not None:
+            self._remember(self.cache, key, digest, found)
         return found
+
+    def _remember(self, cache: EntryCache, key: str, digest: str, found: dict[str, Any]) -> None:
+        """Keep what the body gave; a failure with the ceilings it failed under."""
+        if "identities" in found:
+            cache.put(key, digest, found)
+        else:
+            cache.put(key, digest, {**found, "memory_mb": self.memory_mb, "seconds": self.seconds})
 
     def close(self) -> None:
         self.parser.close()
-        self.cache.close()
+        if self.cache is not None:
+            self.cache.close()
 
     def _usable(self, value: dict[str, Any]) -> bool:
         """A cached value of the right shape; a failure only if it failed under ceilings at
@@ -96,6 +104,25 @@ class KeptBodyReader:
             )
             and all(type(value.get(k)) is int and value[k] >= 0 for k in ENTRY_COUNTS)
         )
+
+
+def kept_body_reader(ledger_dir: str | Path, *, cache: bool = True) -> KeptBodyReader:
+    """The crawl's reader for the kept bodies of the ledger at `ledger_dir`: in its worker under
+    CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS, each body read by the project's spider that
+    received it, with the ledger's read-again cache unless `cache` is False. Close it when done.
+    Raises CroviaError when a ceiling is not above 0."""
+    from crovia_spider.exceptions import CroviaError
+    from crovia_spider.options import env_default
+    from crovia_spider.spiders.project_spiders import project_spider
+
+    try:
+        memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))
+        seconds = float(env_default("CROVIA_PARSE_SECONDS"))
+    except ValueError:
+        memory_mb = seconds = 0
+    if not (memory_mb > 0 and 0 < seconds < float("inf")):
+        raise CroviaError("CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS must be above 0")
+    return KeptBodyReader(ledger_dir, memory_mb, seconds, project_spider, cache=cache)
 
 
 def cache_key(
