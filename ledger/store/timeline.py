@@ -224,7 +224,7 @@ class _Bodies:
         if "identities" not in found:
             seen.undecided = f"its body could not be read again: {found.get('error')}"
         else:
-            _held_to_record(envelope, index, found)
+            held_to_record(envelope, index, found)
             seen.in_body, seen.over_limit, seen.unread = (found[k] for k in ENTRY_COUNTS)
             if any(match(i) for i in found["identities"]):
                 seen.held = True
@@ -276,7 +276,7 @@ class _Bodies:
         return self.received.get(digest)  # the 304 confirms a body an earlier fetch received
 
 
-def _held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str, Any]) -> None:
+def held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str, Any]) -> None:
     """EntriesMismatch unless the entries read are those the record signs: count and digest, and
     the counts of what was not read where the record states them (older records do not)."""
     signed = envelope["body"]["entries"]
