@@ -2,9 +2,12 @@
 
 A page's bytes change on every fetch for reasons that are no edit (a nonce, an ad, the date in a
 footer); its main text, as trafilatura extracts it (the article, without navigation, header,
-footer, comments), changes when what the page says changes. A capture record signs the digest and
-length of that text (`text` in ledger/capture_record.py), and keeps the text, so `crovia diff` can
-show what changed. Only HTML is read: a PDF or an image is kept as bytes, without text.
+footer, comments), changes when what the page says changes. Main text is what a reader is shown:
+what the markup hides (`hidden`, `display: none`, `<template>`, ...: capture/hidden.py) is taken
+out before trafilatura reads the page, so hiding a paragraph is an edit like deleting it. A
+capture record signs the digest and length of that text (`text` in ledger/capture_record.py), and
+keeps the text, so `crovia diff` can show what changed. Only HTML is read: a PDF or an image is
+kept as bytes, without text.
 
 The text is extracted in the crawl's parser worker under its time and memory ceilings
 (crovia_spider/feed/parsepool.py): a page is hostile input like a feed. trafilatura reads the
@@ -18,6 +21,7 @@ from typing import NamedTuple
 
 from w3lib.encoding import html_to_unicode
 
+from crovia_spider.capture.hidden import drop_hidden
 from crovia_spider.feed import ceilings
 
 HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
@@ -60,8 +64,13 @@ def main_text(body: bytes, content_type: str) -> MainText:
 
     _, html = html_to_unicode(content_type or None, body)
     try:
+        # Parsed once, as trafilatura would parse the string, then what no reader is shown
+        # is taken out (capture/hidden.py) before the extraction reads the tree.
+        tree = trafilatura.load_html(html)
+        if tree is None or not drop_hidden(tree):
+            return MainText(None, "no main text found")
         text = trafilatura.extract(
-            html,
+            tree,
             output_format="txt",
             include_comments=False,
             include_tables=True,

@@ -117,11 +117,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"crovia diff: {message}", file=sys.stderr)
         return EXIT_NO_VERSION
     store = BodyStore(args.ledger_dir)
-    texts = [_text(store, side) for side in (old, new)]
+    # Every line ends in a newline: the text's last line (which has none) is no change when a
+    # line after it is added or removed.
+    texts = [[f"{line}\n" for line in _text(store, side).splitlines()] for side in (old, new)]
     lines = list(
         difflib.unified_diff(
-            texts[0].splitlines(keepends=True),
-            texts[1].splitlines(keepends=True),
+            texts[0],
+            texts[1],
             fromfile=_label(old),
             tofile=_label(new),
         )
