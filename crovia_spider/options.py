@@ -25,7 +25,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_CLASSIFY_FILE": ("config/classify.toml", "classification rules"),
     "CROVIA_SCHEDULE_FILE": ("config/schedule.toml", "jobs for `crovia schedule`"),
     "CROVIA_LEDGER_DIR": ("data/ledger", "ledger directory (JSONL ledger, seals, runs, index)"),
-    "CROVIA_SIGNING_KEY_FILE": ("data/keys/signing.key", "ed25519 signing key, mode 0600"),
+    "CROVIA_SIGNING_KEY_FILE": (
+        "data/keys/signing.key",
+        "ed25519 signing key: a regular file, mode 0600, in a directory only its owner can write",
+    ),
     "CROVIA_SEAL_EVERY": ("1000", "leaves between automatic seals (a crawl also seals at its end)"),
     "CROVIA_LOCK_TIMEOUT": ("60", "seconds a writer waits for the ledger lock before giving up"),
     "CROVIA_LOG_ORIGIN": (
