@@ -7,10 +7,19 @@ would be read wrong by every replay tool (warcio, pywb and ReplayWeb.page decode
 head is rewritten: the coding headers go, `Content-Length` is the payload's length, and every
 value removed or replaced is kept under `X-Crovia-Original-<Name>`. The kept head blob itself
 stays the evidence; the rewritten head is what replays. Parsing and serialising are warcio's.
+
+A kept head holds what the server sent, and a server may send bytes no header may hold (RFC 9110
+section 5.5: NUL, CR, LF, the other controls but HTAB, and DEL). Copied into a WARC they make
+replay tools fail (pywb passes a NUL on and a browser refuses the answer), so `escape_head`
+rewrites each line of a head before warcio parses it: in a value, each such byte is a space, as
+RFC 9110 tells a recipient to do, and the value as received is added as
+`X-Crovia-Escaped-<Name>`, percent-encoded; a name that is no token goes whole, into
+`X-Crovia-Escaped-Header`. A status or request line holding one is refused.
 """
 
 from __future__ import annotations
 
+import re
 from io import BytesIO
 
 from warcio.recordloader import ArcWarcRecordLoader
@@ -25,6 +34,15 @@ LENGTH = "Content-Length"
 # warcio's own parser of a response record's head: a status line of HTTP/1.0 or HTTP/1.1, the
 # form a WARC response record holds (and what Scrapy's HTTP/1.1 download handler keeps).
 _RESPONSE_PARSER = ArcWarcRecordLoader().http_parser
+ESCAPED_PREFIX = "X-Crovia-Escaped-"
+ESCAPED_HEADER = ESCAPED_PREFIX + "Header"
+# Bytes a header field may not hold (RFC 9110 5.5: CR, LF and NUL, and the other controls; HTAB
+# is allowed), nor a status or request line.
+FORBIDDEN = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+# A field name: RFC 9110's token.
+TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# What a percent-encoded value keeps as it is: printable ASCII but `%`.
+_PLAIN = frozenset(range(0x20, 0x7F)) - {ord("%")}
 
 
 def replay_head(kept: bytes, payload_length: int, where: str) -> StatusAndHeaders:
@@ -32,7 +50,7 @@ def replay_head(kept: bytes, payload_length: int, where: str) -> StatusAndHeader
     payload of `payload_length` bytes (this module's docstring). Raises ExportRefused, naming
     `where`, when `kept` is not an HTTP response head."""
     try:
-        head = _RESPONSE_PARSER.parse(BytesIO(kept))
+        head = _RESPONSE_PARSER.parse(BytesIO(escape_head(kept, where, "response")))
     except (EOFError, StatusAndHeadersParserException):
         head = None
     if head is None or not head.get_statuscode().isdigit():
@@ -56,3 +74,32 @@ def _take(head: StatusAndHeaders, name: str) -> list[str]:
     while head.remove_header(name):
         pass
     return values
+
+
+def escape_head(kept: bytes, where: str, what: str) -> bytes:
+    """`kept` (CRLF lines ending in an empty line) with every byte RFC 9110 forbids in a field
+    taken out as this module's docstring says; the same bytes when there is none. Raises
+    ExportRefused, naming `where`, when the first line (the status or request line) holds one."""
+    lines = kept.split(b"\r\n")
+    if not FORBIDDEN.search(b"".join(lines)):
+        return kept
+    if FORBIDDEN.search(lines[0]):
+        raise ExportRefused(f"{where}: the kept {what} line holds a control character")
+    out, escaped = [lines[0]], []
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not FORBIDDEN.search(line):
+            out.append(line)
+        elif colon and TOKEN.fullmatch(name):
+            out.append(name + b": " + FORBIDDEN.sub(b" ", value).strip(b" \t"))
+            escaped.append(ESCAPED_PREFIX.encode() + name + b": " + _percent(value.strip(b" \t")))
+        else:
+            escaped.append(ESCAPED_HEADER.encode() + b": " + _percent(line))
+    while out and out[-1] == b"":
+        out.pop()
+    return b"\r\n".join([*out, *escaped, b"", b""])
+
+
+def _percent(value: bytes) -> bytes:
+    """`value` with `%` and every byte but printable ASCII written %XX (uppercase hex)."""
+    return b"".join(bytes((b,)) if b in _PLAIN else b"%%%02X" % b for b in value)

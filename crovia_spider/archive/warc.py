@@ -3,7 +3,8 @@
 One `warcinfo` record, then per capture record, in leaf order:
 - a capture with a response and its kept response head: a `response` record (the head rewritten
   by `heads.replay_head`, the payload the kept body, byte for byte) and, when its request head
-  is kept, the `request` record (the kept head as warcio serialises it), `WARC-Concurrent-To` it;
+  is kept, the `request` record (the kept head as warcio serialises it, a byte no header may
+  hold escaped by `heads.escape_head`), `WARC-Concurrent-To` it;
 - a capture without one (a failure before any answer, or a record that kept no head): a
   `metadata` record of `application/warc-fields` saying what the capture found. Nothing replays
   from it; it keeps the capture's axiom_id in the archive.
@@ -16,6 +17,7 @@ the signed ones (BodyMismatch, naming the record and the blob).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from io import BytesIO
@@ -25,7 +27,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
-from crovia_spider.archive.heads import replay_head
+from crovia_spider.archive.heads import escape_head, replay_head
 from crovia_spider.archive.pages import CapturedPage, page_title
 from crovia_spider.exceptions import ExportRefused
 from ledger.exceptions import BodyMismatch
@@ -37,6 +39,7 @@ AXIOM_ID = "WARC-Crovia-Axiom-Id"
 BODY_SHA256 = "WARC-Crovia-Body-Sha256"
 REQUEST_HEAD_SHA256 = "WARC-Crovia-Request-Head-Sha256"
 RESPONSE_HEAD_SHA256 = "WARC-Crovia-Response-Head-Sha256"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Sha256WARCWriter(WARCWriter):
@@ -115,7 +118,7 @@ def _write_exchange(writer: WARCWriter, envelope: Mapping[str, Any], store: Any)
     if "request_head_sha256" not in body:
         writer.write_record(response)
         return page, 1
-    sent = _blob(store, body, "request_head_sha256", where)
+    sent = escape_head(_blob(store, body, "request_head_sha256", where), where, "request")
     request = writer.create_warc_record(
         url,
         "request",
@@ -140,7 +143,7 @@ def _metadata(writer: WARCWriter, envelope: Mapping[str, Any]) -> Any:
     if "status" in body:
         facts += [("status", str(body["status"])), ("note", "no response head was kept")]
     if body.get("error"):
-        facts.append(("error", " ".join(str(body["error"]).split())))  # one line
+        facts.append(("error", _one_line(str(body["error"]))))
     fields = StatusAndHeaders("", facts, protocol="").to_bytes()
     url = _field(body["url"], "url", where)
     return writer.create_warc_record(
@@ -180,6 +183,12 @@ def _field(value: Any, name: str, where: str) -> str:
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
         raise ExportRefused(f"{where}: body.{name} holds a control character: not a WARC field")
     return text
+
+
+def _one_line(text: str) -> str:
+    """`text` as one line of a WARC named field: runs of white space one space, and any other
+    control character (a NUL a server's message carried) written %XX."""
+    return _CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", " ".join(text.split()))
 
 
 def warcinfo(description: str) -> dict[str, str]:
