@@ -4,12 +4,21 @@ A `[[feeds]]` entry of kind "sitemap" names one URL; what it serves may name mor
 index, or a robots.txt's `Sitemap:` lines), which may be indexes in turn. The spider fetches them
 one after another in the order named, breadth first, each with `engine.download_async`: every
 downloader middleware applies (the fetch policy on every hop, robots.txt, per-host politeness,
-the size cap), as for the entry's own URL. The walk is bounded:
+the size cap), as for the entry's own URL. The walk is bounded, and so is what it holds:
 
 - at most CROVIA_SITEMAP_FETCHES sitemaps fetched per source and crawl, none nested deeper than
-  CROVIA_SITEMAP_DEPTH indexes, and none once the walk's bodies reach CROVIA_SITEMAP_BYTES (the
-  crawl holds them until the record is signed); each left unfetched is a part saying why, and
-  past MAX_PARTS parts the rest are one last part;
+  CROVIA_SITEMAP_DEPTH indexes; each left unfetched is a part saying why, and past MAX_PARTS
+  parts the rest are one last part (so no more than MAX_PARTS sitemap URLs are ever held);
+- CROVIA_SITEMAP_BYTES counts the bytes the walk read, uncompressed (a body's received bytes
+  when they are more): a sitemap is fetched only while the walk read fewer, and read only up
+  to what is left of them, its decompression stopped as soon as it passes them (a gzip bomb
+  costs the bytes left, never its whole; crovia_spider/feed/sitemap.py, MAX_BYTES);
+- CROVIA_MAX_SITEMAP_URLS is applied while the walk reads: once it holds that many URLs (each
+  once, as `once_each` keeps them, applied body by body) it fetches no further sitemap, each a
+  part saying so (one unread entry). A body is read whole (at most the protocol's 50,000 URLs), so
+  a walk holds at most CROVIA_MAX_SITEMAP_URLS + 49,999 entries; its URLs past the limit are
+  `entries.over_limit`, as before. The record's counts are those of the bodies it read, whole,
+  so reading it again from the kept bodies (`read_parts`) gives the same counts;
 - a URL this walk already read (an index naming itself, two indexes naming each other, a sitemap
   redirected to one read before) is not read again: a `loop` part, never a second reading of
   the same entries;
@@ -38,14 +47,14 @@ from scrapy.http import Response
 
 from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.body import ParsedFeed
-from crovia_spider.feed.sitemap import MAX_UNCOMPRESSED
+from crovia_spider.feed.sitemap import MAX_BYTES, MAX_UNCOMPRESSED
 from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
 from ledger.fetch_record import MAX_PARTS
 
 SITEMAP_KIND = "sitemap"
 DEFAULT_FETCHES = 50
 DEFAULT_DEPTH = 3
-DEFAULT_BYTES = 256 << 20  # the bodies one walk holds until its record is signed
+DEFAULT_BYTES = 256 << 20  # the bytes one walk reads, uncompressed
 PARTS_BYTES = 30_000  # of a fetch record's 65,535 a line: room for the rest of it
 ERROR_CHARS = 300  # a part's error (a reader's message can be long)
 NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
@@ -69,6 +78,34 @@ class Walk:
     parts: list[dict[str, Any]] = field(default_factory=list)
     part_bodies: dict[str, bytes] = field(default_factory=dict)
     parts_bytes: int = 0  # the parts' JSON, but the last's (`full`)
+    # Each URL the bodies kept: (body, entry) of its one occurrence (`keep`).
+    chosen: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+
+    def keep(self, read: Read) -> None:
+        """Append `read` with only the entries `once_each` keeps of the bodies read so far: a URL
+        already kept is no entry again, unless this occurrence has a news title and the kept one
+        has none, which it then replaces (taken out of its body). Applied body by body, it keeps
+        what `once_each` keeps of them all, so a walk holds each URL once. The sitemaps the body
+        names are not kept (the walk queued them)."""
+        b, entries = len(self.bodies), []
+        for entry in read.parsed.entries:
+            link = entry.get("link", "")
+            first = self.chosen.get(link)
+            if first is not None:
+                held = entries if first[0] == b else self.bodies[first[0]].parsed.entries
+                if not _titled(entry) or _titled(held[first[1]]):
+                    continue
+                held[first[1]] = None  # taken out by `settle`, so positions hold until then
+            self.chosen[link] = (b, len(entries))
+            entries.append(entry)
+        self.bodies.append(read._replace(parsed=replace(read.parsed, entries=entries, sitemaps=[])))
+
+    def settle(self) -> None:
+        """Take out the entries a later occurrence replaced (`keep`)."""
+        for read in self.bodies:
+            if None in read.parsed.entries:
+                read.parsed.entries[:] = [e for e in read.parsed.entries if e is not None]
+        self.chosen.clear()
 
     def add(self, part: dict[str, Any]) -> dict[str, Any]:
         """Append `part` (its error cut to ERROR_CHARS); the part, for the caller to complete."""
@@ -109,13 +146,16 @@ def sitemap_request(url: str, feed: FeedConfig, **kwargs: Any) -> scrapy.Request
 async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
     """The walk from the entry's own body, `first` (see the module docstring)."""
     response, parsed = first.response, first.parsed
-    walk = Walk(bodies=[first])
+    walk = Walk()
+    walk.keep(first)
     fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES", DEFAULT_FETCHES)
     depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH", DEFAULT_DEPTH)
     budget = spider.settings.getint("CROVIA_SITEMAP_BYTES", DEFAULT_BYTES)
+    urls = spider.entry_limit(feed)
     seen = {feed.url, response.url}
-    queue = deque((url, 1) for url in parsed.sitemaps)
-    fetched, held = 0, len(response.body)
+    queue = Queue()
+    queue.extend(parsed.sitemaps, 1)
+    fetched, read = 0, max(len(response.body), parsed.read_bytes)
     while queue:
         if walk.full():
             url, _ = queue[0]
@@ -128,6 +168,10 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
             walk.add({"url": url, "loop": True})
             continue
         seen.add(url)
+        if len(walk.chosen) >= urls:
+            why = f"not fetched: the walk holds the {urls:,} URLs a source may read a crawl"
+            walk.add({"url": url, "error": why + " (CROVIA_MAX_SITEMAP_URLS)"})
+            continue
         if depth > depth_cap:
             why = f"not fetched: nested deeper than {depth_cap} sitemap indexes"
             walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_DEPTH)"})
@@ -136,8 +180,8 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
             why = f"not fetched: past the {fetches} sitemaps a source may fetch a crawl"
             walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_FETCHES)"})
             continue
-        if held >= budget:
-            why = f"not fetched: the walk's bodies reached {budget:,} bytes"
+        if read >= budget:
+            why = f"not fetched: the walk read {budget:,} bytes of sitemaps, uncompressed"
             walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_BYTES)"})
             continue
         fetched += 1
@@ -149,14 +193,17 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
             walk.parts[-1] = {"url": url, "loop": True}
             continue
         seen.add(child.url)
-        held += len(child.body)
         headers = parse_headers(walk.parts[-1].get("content_type", ""), child.url)
-        child_parsed = await spider.parser.parse(child.body, headers, feed.kind, feed.options)
+        options = {**feed.options, MAX_BYTES: budget - read}
+        child_parsed = await spider.parser.parse(child.body, headers, feed.kind, options)
+        read += max(len(child.body), child_parsed.read_bytes)
         if child_parsed.failed:
             walk.parts[-1]["error"] = child_parsed.error[:ERROR_CHARS]
             continue
-        walk.bodies.append(Read(child, child_parsed, walk.parts[-1]["body_sha256"]))
-        queue.extend((name, depth + 1) for name in child_parsed.sitemaps)
+        queue.extend(child_parsed.sitemaps, depth + 1)
+        walk.keep(Read(child, child_parsed, walk.parts[-1]["body_sha256"]))
+        del child_parsed
+    walk.settle()
     for part in walk.parts:
         if "error" in part:  # one entry the source held and the walk did not read, as signed
             spider.run.feeds[feed.vendor].items_seen += 1
@@ -190,6 +237,33 @@ async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Resp
     walk.add(part)
     walk.part_bodies[digest] = response.body
     return response
+
+
+class Queue:
+    """The sitemaps named and not yet taken, breadth first: (URL, depth) pairs. Of all a walk is
+    named it holds the first MAX_PARTS and counts the others: each it takes is one part, and
+    once its record holds MAX_PARTS - 1 it takes no more, naming the next and how many were named
+    after it (`Walk.full`), so none past the MAX_PARTS-th is ever taken or named."""
+
+    def __init__(self) -> None:
+        self._held: deque[tuple[str, int]] = deque()
+        self._admitted = 0
+        self._beyond = 0
+
+    def extend(self, urls: list[str], depth: int) -> None:
+        room = max(0, MAX_PARTS - self._admitted)
+        self._held.extend((url, depth) for url in urls[:room])
+        self._admitted += min(room, len(urls))
+        self._beyond += max(0, len(urls) - room)
+
+    def popleft(self) -> tuple[str, int]:
+        return self._held.popleft()
+
+    def __getitem__(self, index: int) -> tuple[str, int]:
+        return self._held[index]
+
+    def __len__(self) -> int:
+        return len(self._held) + self._beyond
 
 
 def _describe(exc: BaseException) -> str:
