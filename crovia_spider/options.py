@@ -52,7 +52,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "CROVIA_SITEMAP_DEPTH": ("3", "sitemap indexes nested deeper than this are not followed"),
     "CROVIA_SITEMAP_BYTES": (
         "268435456",
-        "bytes of sitemaps one source may hold per crawl; past them no more are fetched",
+        "bytes of sitemaps one source may read per crawl, uncompressed; past them none are read",
     ),
     "CROVIA_CAPTURE": ("1", "1: capture the pages of items of sources with `capture`; 0: never"),
     "CROVIA_RECAPTURE_AFTER": (
