@@ -115,6 +115,18 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "3600",
         "seconds the sequencer waits for a run's results before recording the rest unanswered",
     ),
+    "CROVIA_REDIS_RESULT_BYTES": (
+        "134217728",
+        "bytes one worker's result may hold; the sequencer refuses a larger one unread",
+    ),
+    "CROVIA_JOB_KEY_FILE": (
+        "data/keys/jobs.key",
+        "the sequencer's ed25519 key for signing fetch jobs (not the ledger's), mode 0600",
+    ),
+    "CROVIA_SEQUENCER_KEY": (
+        "",
+        "for `crovia worker`: the sequencer's job public key (64 hex, or a file holding it)",
+    ),
 }
 
 
@@ -137,6 +149,7 @@ PATH_OPTIONS = frozenset(
         "CROVIA_SCHEDULE_FILE",
         "CROVIA_LEDGER_DIR",
         "CROVIA_SIGNING_KEY_FILE",
+        "CROVIA_JOB_KEY_FILE",
     }
 )
 # The checkout this package was installed from (an editable install); used outside any project.

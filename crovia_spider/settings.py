@@ -55,9 +55,15 @@ CROVIA_PUBLISH_DIR = env_default("CROVIA_PUBLISH_DIR")
 # A crawl cluster (docs/cluster.md): the daemons set the role and the work of their children.
 CROVIA_REDIS_URL = env_default("CROVIA_REDIS_URL")
 CROVIA_REDIS_RUN_TIMEOUT = env_default("CROVIA_REDIS_RUN_TIMEOUT")
+CROVIA_REDIS_RESULT_BYTES = env_default("CROVIA_REDIS_RESULT_BYTES")
+CROVIA_JOB_KEY_FILE = str(path_default("CROVIA_JOB_KEY_FILE"))
 CROVIA_REDIS_ROLE = ""
 CROVIA_REDIS_JOBS = ""
 CROVIA_REDIS_RUN = ""
+# Set by `crovia worker` for its crawls, never by a job: the sequencer's pinned job key, and the
+# hosts its command line lets the fetch policy reach on internal addresses (docs/cluster.md).
+CROVIA_SEQUENCER_PUBKEY = ""
+CROVIA_WORKER_ALLOW_PRIVATE = ""
 CROVIA_WORKER_NAME = ""
 
 # Say who we are and how to reach us; sites block anonymous scrapers, and should be able to ask.

@@ -1,14 +1,15 @@
 """`crovia worker`, `crovia sequencer`, `crovia workers`: a crawl cluster on Redis.
 
 docs/cluster.md. `--redis URL` defaults to CROVIA_REDIS_URL. A worker needs neither config nor
-key; the sequencer needs both, the ledger, and to be the only one
-(crovia_spider/cluster/sequencer.py).
+ledger key, only the sequencer's job public key to pin; the sequencer needs both, the ledger,
+and to be the only one (crovia_spider/cluster/sequencer.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -60,6 +61,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--idle-exit", type=float, default=0.0, metavar="SECONDS",
         help="stop after this long without a job (default: never)",
     )  # fmt: skip
+    worker.add_argument(
+        "--sequencer-key", default=None, metavar="FILE",
+        help="the sequencer's job public key it pins (the sequencer's jobs.key.pub, or its 64"
+        " hex): only jobs it signed are run (default: $CROVIA_SEQUENCER_KEY)",
+    )  # fmt: skip
+    worker.add_argument(
+        "--allow-private", action="append", default=[], metavar="HOST[:PORT]",
+        help="let its fetches reach this host on a loopback or private address (tests, an"
+        " intranet's feeds); repeatable. Without it a worker fetches only global addresses,"
+        " whatever a job names",
+    )  # fmt: skip
     settings_option(worker, "its crawls")
     worker.set_defaults(handler=cmd_worker)
 
@@ -80,6 +92,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sequencer.add_argument(
         "--once", action="store_true", help="stop when no crawl request is waiting"
     )
+    sequencer.add_argument(
+        "--job-key", type=Path, default=None, metavar="FILE",
+        help="the key that signs its fetch jobs, made with FILE.pub beside it if absent; never"
+        " the ledger's key (default: $CROVIA_JOB_KEY_FILE)",
+    )  # fmt: skip
     settings_option(sequencer, "its crawls")
     sequencer.set_defaults(handler=cmd_sequencer)
 
@@ -105,8 +122,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from crovia_spider.cluster.jobs import parse_allowed
     from crovia_spider.cluster.worker import Worker, WorkerOptions
 
+    try:
+        parse_allowed(args.allow_private)
+    except ValueError as exc:
+        raise ConfigError(f"--allow-private: {exc}") from None
     options = WorkerOptions(
         url=redis_url(args),
         name=args.name,
@@ -115,8 +137,34 @@ def cmd_worker(args: argparse.Namespace) -> int:
         heartbeat=max(0.5, args.heartbeat),
         settings=args.settings,
         idle_exit=args.idle_exit,
+        sequencer_key=sequencer_key(args.sequencer_key),
+        allow_private=args.allow_private,
     )
     return Worker(options).run()
+
+
+def sequencer_key(given: str | None) -> str:
+    """The sequencer's job public key a worker pins, as 64 hex: `given` (or
+    CROVIA_SEQUENCER_KEY) is the hex itself or a file holding it. ConfigError when there is none
+    or it is not one: a worker never runs jobs it cannot check."""
+    value = given if given is not None else env_default("CROVIA_SEQUENCER_KEY")
+    if not value:
+        raise ConfigError(
+            "a worker runs only jobs its sequencer signed: give the sequencer's job public key"
+            " with --sequencer-key FILE (the sequencer's jobs.key.pub) or CROVIA_SEQUENCER_KEY"
+        )
+    if re.fullmatch(r"[0-9a-fA-F]{64}", value):
+        return value.lower()
+    path = Path(value)
+    try:
+        if not path.is_file():
+            raise ConfigError(f"--sequencer-key {path}: not a regular file")
+        text = path.read_bytes()[:4096].decode("ascii").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--sequencer-key {path}: cannot be read ({exc})") from None
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", text):
+        raise ConfigError(f"--sequencer-key {path}: not a public key (64 hex characters)")
+    return text.lower()
 
 
 def cmd_sequencer(args: argparse.Namespace) -> int:
@@ -125,7 +173,12 @@ def cmd_sequencer(args: argparse.Namespace) -> int:
 
     ledger_dir = args.ledger_dir or path_default("CROVIA_LEDGER_DIR")
     options = SequencerOptions(
-        url=redis_url(args), ledger_dir=ledger_dir, settings=args.settings, once=args.once
+        url=redis_url(args),
+        ledger_dir=ledger_dir,
+        settings=args.settings,
+        once=args.once,
+        job_key=args.job_key or path_default("CROVIA_JOB_KEY_FILE"),
+        signing_key=path_default("CROVIA_SIGNING_KEY_FILE"),
     )
     return Sequencer(options).run()
 

@@ -1,14 +1,18 @@
 """Fetch jobs and workers' results, as they travel through Redis, and the checks a result passes.
 
 A job is one source of one run: the run's ids, the spider, the source's `[[feeds]]` table (read
-again with the same validation as feeds.toml), the feed state a conditional GET needs, and the
-reading settings the fetch record signs (its entry limit). A result is what a worker's crawl made
-of the job: the fetch record's fields, the feed's line of the run record, the items' fields, and
-every body they cite, each under its sha256.
+again with the same validation as feeds.toml), the feed state a conditional GET needs, the
+reading settings the fetch record signs (its entry limit), and when it expires. The sequencer
+signs every job with a key of its own (the job key, never the ledger's); a worker pins that key's
+public half and runs nothing else (`verified_job`), with the job's settings clamped to its own
+ceilings (`clamp_settings`): whoever can write to Redis cannot send a worker anywhere or lift a
+cap. A result is what a worker's crawl made of the job: the fetch record's fields, the feed's line
+of the run record, the items' fields, and every body they cite, each under its sha256.
 
 A result comes from a machine that holds no key and is trusted with nothing (docs/cluster.md,
-"What a worker can do"): `check_fields` holds every field to the type of the dataclass it fills,
-`check_bodies` every body to its digest and size cap, before anything is signed. A result that
+"Who decides each signed value"): `decode_result` takes only the fields a result has, bodies under
+their digest and the caps, `check_fields` holds every field to the type of the dataclass it fills;
+the sequencer then reads the bodies again itself (crovia_spider/spiders/remote.py). A result that
 fails is refused whole with one line saying why (the sequencer records it; nothing of it is
 signed).
 """
@@ -17,16 +21,25 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import re
+import time
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
+import nacl.exceptions
+import nacl.signing
 import orjson
 
 from crovia_spider.config.feeds import FeedConfig, feed_from_table
 
-JOB_SCHEMA = "crovia.job.v1"
+JOB_SCHEMA = "crovia.job.v2"
+# What the job key signs: this prefix, then the job's JSON, so a job signature is never valid as
+# anything else (and the ledger's key never signs a job).
+JOB_SIGNED_PREFIX = b"crovia.job.v2\n"
 # A spider's name as feeds.toml allows it (a job's becomes a command line's word).
 SPIDER_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,99}")
 RESULT_SCHEMA = "crovia.result.v1"
@@ -42,13 +55,24 @@ JOB_SETTINGS = (
     "CROVIA_PARSE_SECONDS",
     "DOWNLOAD_MAXSIZE",
 )
+# Of those, the ones where 0 means "no cap" to Scrapy: a job can never ask for that.
+_ZERO_IS_NO_CAP = frozenset(("DOWNLOAD_MAXSIZE",))
+# Of those, the ones that must stay above 0 (the parser worker's ceilings).
+_ABOVE_ZERO = frozenset(("CROVIA_PARSE_MEMORY_MB", "CROVIA_PARSE_SECONDS"))
 # A result's JSON (the items' fields) and a body: refused beyond these before being parsed.
 RESULT_JSON_MAX = 256 << 20
 BODY_FIELD = b"body:"
+_BODY_NAME = re.compile(rb"body:[0-9a-f]{64}")
+_RESULT_FIELDS = frozenset((b"job", b"worker", b"result"))
+_PORTS = {"http": 80, "https": 443}
 
 
 class ResultRefused(ValueError):
     """A worker's result that is not signed: the message says why, in one line."""
+
+
+class JobRefused(ValueError):
+    """A job a worker does not run: unsigned, signed by another key, expired or malformed."""
 
 
 def feed_table(feed: FeedConfig) -> dict[str, Any]:
@@ -78,6 +102,7 @@ class Job:
     feed: FeedConfig
     state: dict[str, Any]  # the feed state entry of the source (validators, last body)
     settings: dict[str, str]
+    expires: int = 0  # Unix time after which no worker runs it (a replayed old job)
 
     def encode(self) -> bytes:
         return orjson.dumps(
@@ -90,8 +115,66 @@ class Job:
                 "feed": feed_table(self.feed),
                 "state": self.state,
                 "settings": self.settings,
+                "expires": self.expires,
             }
         )
+
+    def signed(self, key: nacl.signing.SigningKey) -> dict[bytes, bytes]:
+        """The jobs-stream message of this job: its JSON and the job key's signature of it."""
+        raw = self.encode()
+        signature = key.sign(JOB_SIGNED_PREFIX + raw).signature
+        return {b"job": raw, b"sig": signature.hex().encode()}
+
+
+def verified_job(
+    fields: Mapping[bytes, bytes], pin: nacl.signing.VerifyKey, now: float | None = None
+) -> Job:
+    """The Job of a jobs-stream message signed by the pinned sequencer key `pin` and not expired.
+    Raises JobRefused saying why (in one line, naming no secret)."""
+    raw, signature = fields.get(b"job", b""), fields.get(b"sig", b"")
+    if not signature:
+        raise JobRefused("an unsigned job (not from this cluster's sequencer)")
+    try:
+        pin.verify(JOB_SIGNED_PREFIX + raw, bytes.fromhex(signature.decode("ascii")))
+    except (nacl.exceptions.BadSignatureError, ValueError, UnicodeDecodeError):
+        raise JobRefused("a job not signed by the pinned sequencer key") from None
+    try:
+        job = decode_job(raw)
+    except ValueError as exc:
+        raise JobRefused(str(exc)) from None
+    if job.expires < (time.time() if now is None else now):
+        raise JobRefused(f"a job that expired at {job.expires} (Unix time)")
+    return job
+
+
+def clamp_settings(asked: Mapping[str, str], own: Mapping[str, Any]) -> dict[str, str]:
+    """A job's settings held to the worker's own ceilings `own` (its settings.py, environment and
+    command line): each the smaller of the two, never "no cap" (0 for DOWNLOAD_MAXSIZE), never
+    below 1 where 0 means nothing could be read. A value that is not a number is the worker's."""
+    clamped: dict[str, str] = {}
+    for name, value in asked.items():
+        mine, theirs = _ceiling(name, own.get(name)), _ceiling(name, value)
+        chosen = mine if theirs is None else theirs if mine is None else min(mine, theirs)
+        if chosen is not None and not math.isinf(chosen):
+            clamped[name] = f"{chosen:g}" if isinstance(chosen, float) else str(chosen)
+    return clamped
+
+
+def _ceiling(name: str, value: Any) -> int | float | None:
+    """`value` as a ceiling: inf for no cap, None for no usable value."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(number):
+        return None
+    if name in _ZERO_IS_NO_CAP and number <= 0:
+        return math.inf
+    if number < 0 or (name in _ABOVE_ZERO and number <= 0):
+        return None
+    if name == "CROVIA_PARSE_SECONDS" or math.isinf(number):
+        return number
+    return int(number)
 
 
 def decode_job(raw: bytes) -> Job:
@@ -114,13 +197,15 @@ def decode_job(raw: bytes) -> Job:
         name not in JOB_SETTINGS or type(value) is not str for name, value in settings.items()
     ):
         raise ValueError("a job with settings other than JOB_SETTINGS")
+    if type(doc.get("expires")) is not int:
+        raise ValueError("a job without its expiry")
     try:
         feed = feed_from_table(doc["feed"])
     except (TypeError, ValueError) as exc:
         raise ValueError(f"a job whose feed is not valid: {exc}") from None
     return Job(
         doc["request"], doc["run_id"], doc["started_at"], doc["spider"], feed, doc["state"],
-        settings,
+        settings, doc["expires"],
     )  # fmt: skip
 
 
@@ -140,10 +225,17 @@ def encode_result(
 
 
 def decode_result(
-    fields: dict[bytes, bytes], body_cap: int
+    fields: dict[bytes, bytes], body_cap: int, result_cap: int | None = None
 ) -> tuple[str, str, dict[str, Any], dict[str, bytes]]:
-    """(job id, worker, result, bodies) of a results-stream message, every body checked against
+    """(job id, worker, result, bodies) of a results-stream message: only a result's fields
+    (job, worker, result, `body:SHA256`), `result_cap` bytes in all, every body checked against
     its digest and `body_cap`. Raises ResultRefused."""
+    size = sum(len(name) + len(value) for name, value in fields.items())
+    if result_cap is not None and size > result_cap:
+        raise ResultRefused(f"a result of {size:,} bytes, over the cap of {result_cap:,}")
+    for name in fields:
+        if name not in _RESULT_FIELDS and not _BODY_NAME.fullmatch(name):
+            raise ResultRefused(f"a result with a field it may not have: {name[:80]!r}")
     job = fields.get(b"job", b"").decode("ascii", "replace")
     worker = fields.get(b"worker", b"").decode("utf-8", "replace")[:200]
     raw = fields.get(b"result", b"")
@@ -215,3 +307,42 @@ def _shown(hint: Any) -> str:
         if isinstance(hint, type)
         else (str(hint).replace("typing.", ""))
     )
+
+
+def parse_allowed(values: list[str] | tuple[str, ...] | str) -> frozenset[tuple[str, int | None]]:
+    """`--allow-private HOST[:PORT]` values (or one comma-separated setting) as (host, port)
+    pairs, port None for every port of the host. Raises ValueError for one that is not."""
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    allowed = set()
+    for value in values:
+        value = value.strip()
+        try:
+            parts = urlsplit(f"http://{value}/")
+            host, port = (parts.hostname or "").rstrip("."), parts.port
+        except ValueError as exc:
+            raise ValueError(f"not HOST[:PORT]: {value!r} ({exc})") from None
+        if not host or "/" in value or "@" in value:
+            raise ValueError(f"not HOST[:PORT]: {value!r}")
+        allowed.add((host, port))
+    return frozenset(allowed)
+
+
+def is_allowed(url: str, allowed: frozenset[tuple[str, int | None]]) -> bool:
+    """True when `url`'s host (and port, where one was given) is one of `allowed`."""
+    try:
+        parts = urlsplit(url)
+        host, port = (parts.hostname or "").rstrip("."), parts.port or _PORTS.get(parts.scheme)
+    except ValueError:
+        return False
+    return (host, None) in allowed or (host, port) in allowed
+
+
+def pinned_key(value: str) -> nacl.signing.VerifyKey:
+    """The sequencer's public job key a worker pins (64 hex). Raises ValueError."""
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", value or ""):
+        raise ValueError(
+            "a worker runs only jobs its sequencer signed: pin the sequencer's job key with"
+            " --sequencer-key FILE (or CROVIA_SEQUENCER_KEY)"
+        )
+    return nacl.signing.VerifyKey(bytes.fromhex(value))

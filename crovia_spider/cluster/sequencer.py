@@ -12,6 +12,12 @@ It refuses to start, writing nothing, unless it is the only one:
   run the sequencer moves it to its new seal with a compare-and-swap: had anyone else moved it,
   it stops.
 
+It signs every fetch job with a key of its own, the job key (CROVIA_JOB_KEY_FILE, made at the
+first start with its public half beside it as `KEY.pub`), never with the ledger's: workers pin
+that public key and run nothing else (crovia_spider/cluster/jobs.py). Each run's id, start time,
+jobs and ledger offset are kept in its ledger directory (crovia_spider/cluster/runstate.py), never
+taken from Redis.
+
 Then it takes crawl requests (`crovia crawl --redis`, one per spider) from the sequencer's consumer
 group, its own pending ones first (a request it took before being killed), and runs each as a
 `scrapy crawl SPIDER` child in the sequencer role (crovia_spider/spiders/remote.py): the run's
@@ -40,15 +46,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crovia_spider.cluster import keys
+from crovia_spider.cluster import keys, runstate
 from crovia_spider.cluster.connection import ClusterError, connect, ensure_group, text
 from crovia_spider.cluster.jobs import SPIDER_NAME
 from crovia_spider.cluster.worker import die_with_parent
-from crovia_spider.options import project_root
+from crovia_spider.options import path_default, project_root
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.schedule.children import crawl_command
 from ledger import jsonl
-from ledger.exceptions import LedgerLocked
+from ledger.exceptions import KeyFileError, LedgerLocked
+from ledger.keys import generate_signing_key, load_signing_key
 from ledger.lock import acquire, release
 from ledger.store import RUNS_FILE, SEALS_FILE
 
@@ -90,6 +97,8 @@ class SequencerOptions:
     claim_seconds: float = 15.0  # the claim's lifetime; renewed every third of it
     settings: list[str] = field(default_factory=list)  # extra `-s NAME=VALUE` for children
     once: bool = False  # stop when no request is waiting (tests, a run by hand)
+    job_key: Path | None = None  # CROVIA_JOB_KEY_FILE: the key that signs jobs (made if absent)
+    signing_key: Path | None = None  # the ledger's key, which must not be the job key
 
 
 def seals_of(directory: Path) -> list[str]:
@@ -129,6 +138,8 @@ class Sequencer:
         self.child: subprocess.Popen[bytes] | None = None
         self._renew = self.redis.register_script(_RENEW)
         self._swap = self.redis.register_script(_SWAP)
+        self.job_key_path = (options.job_key or path_default("CROVIA_JOB_KEY_FILE")).resolve()
+        self.job_public = job_public_key(self.job_key_path, options.signing_key)
 
     # -- being the only one -------------------------------------------------------------------
 
@@ -253,6 +264,9 @@ class Sequencer:
             signal.signal(sig, self._stop)
         ensure_group(self.redis, keys.RUNS, keys.RUNS_GROUP)
         log.warning("sequencer on %s takes crawl requests from %s", self.directory, keys.RUNS)
+        log.warning("its jobs are signed by the job key %s: workers pin its public key, %s"
+                    " (crovia worker --sequencer-key %s.pub)", self.job_key_path, self.job_public,
+                    self.job_key_path)  # fmt: skip
         try:
             while not self.stopping:
                 self.renew()
@@ -310,8 +324,10 @@ class Sequencer:
             argv += ["-a", f"vendor={vendor}"]
         if skip:
             argv += ["-a", f"skip={skip}"]
-        for pair in ("CROVIA_REDIS_ROLE=sequencer", f"CROVIA_REDIS_RUN={request_id}",
-                     f"CROVIA_LEDGER_DIR={self.directory}", *self.options.settings):  # fmt: skip
+        pairs = ("CROVIA_REDIS_ROLE=sequencer", f"CROVIA_REDIS_RUN={request_id}",
+                 f"CROVIA_LEDGER_DIR={self.directory}",
+                 f"CROVIA_JOB_KEY_FILE={self.job_key_path}")  # fmt: skip
+        for pair in (*pairs, *self.options.settings):
             argv += ["-s", pair]
         env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}
         runs_from = jsonl.complete_size_or_zero(self.directory / RUNS_FILE)  # its record follows
@@ -323,9 +339,15 @@ class Sequencer:
         newest = newest_seal(self.directory)
         if newest and newest != self.checkpoint:
             self._move_checkpoint(newest)
-        run_id = text(self.redis.hget(keys.run_key(request_id), "run_id"))
+        try:
+            mine = runstate.load(self.directory, request_id)
+        except runstate.RunStateError as exc:
+            log.error("request %s: %s", request_id, exc)
+            mine = None
+        run_id = mine.run_id if mine else ""  # never Redis's word: anyone can write there
         record = self._run_record(run_id, runs_from)
         self._answer(request_id, {"exit": status, "run": record})
+        runstate.forget(self.directory, request_id)
 
     def _wait_child(self) -> int:
         import redis
@@ -367,6 +389,33 @@ class Sequencer:
         pipe.delete(keys.results_key(request_id))
         pipe.expire(keys.run_key(request_id), ANSWER_SECONDS)
         pipe.execute()
+
+
+def job_public_key(path: Path, signing_key: Path | None) -> str:
+    """The public key (64 hex) of the job key at `path`, made (0600, its public half written to
+    `path`.pub) when there is none yet. Raises ClusterError when it cannot be read, or is the
+    ledger's own key: a job signature must never be something the ledger's key made."""
+    try:
+        if not path.exists():
+            key = generate_signing_key(path)
+            public = bytes(key.verify_key).hex()
+            path.with_name(path.name + ".pub").write_text(public + "\n")
+            log.warning("made the job key %s (its public key is in %s.pub)", path, path)
+        key = load_signing_key(path)
+    except (KeyFileError, OSError) as exc:
+        raise ClusterError(f"the job key cannot be used: {exc}") from None
+    public = bytes(key.verify_key).hex()
+    if signing_key is not None and signing_key.exists():
+        try:
+            ledger_public = bytes(load_signing_key(signing_key).verify_key).hex()
+        except (KeyFileError, OSError):
+            ledger_public = ""  # the crawl says why the ledger's key cannot be read
+        if ledger_public == public:
+            raise ClusterError(
+                f"the job key {path} is the ledger's signing key: give jobs a key of their own"
+                " (CROVIA_JOB_KEY_FILE)"
+            )
+    return public
 
 
 def _described(claim: dict[str, Any]) -> str:

@@ -11,7 +11,11 @@ acknowledges the job in one transaction; a job the child could not finish stays 
 taken over later, by this worker or another.
 
 A worker reads no config file, opens no ledger and holds no signing key: what it fetches and
-how it reads it come with the job (docs/cluster.md).
+how it reads it come with the job (docs/cluster.md). It runs only jobs the sequencer signed with
+the job key whose public half it pins (`--sequencer-key`): an unsigned, foreign or expired job is
+refused, said once, and never acknowledged (it did not do it). A job's settings are held to the
+worker's own ceilings, and its crawls reach internal addresses only on the hosts its own command
+line allows (`--allow-private`), never because a job names one.
 
 It rides out a Redis restart or failover (crovia_spider/cluster/connection.py): its commands and
 its child's are retried with backoff while Redis is gone, one line logged when it goes and one
@@ -31,8 +35,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crovia_spider.cluster import keys
-from crovia_spider.cluster.connection import connect, ensure_group, job_done, text
-from crovia_spider.cluster.jobs import decode_job
+from crovia_spider.cluster.connection import connect, ensure_group, text
+from crovia_spider.cluster.jobs import (
+    JOB_SETTINGS,
+    JobRefused,
+    clamp_settings,
+    parse_allowed,
+    pinned_key,
+    verified_job,
+)
 from crovia_spider.options import project_root
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.schedule.children import crawl_command
@@ -49,6 +60,8 @@ class WorkerOptions:
     heartbeat: float = 5.0
     settings: list[str] = field(default_factory=list)  # extra `-s NAME=VALUE` for children
     idle_exit: float = 0.0  # >0: exit after this many seconds without a job (tests, batch use)
+    sequencer_key: str = ""  # the sequencer's job public key, 64 hex (pinned)
+    allow_private: list[str] = field(default_factory=list)  # HOST[:PORT] internal hosts allowed
 
 
 def die_with_parent() -> None:
@@ -60,6 +73,19 @@ def die_with_parent() -> None:
     # Not Linux (no prctl): the child ends when its work does.
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def own_ceilings(pairs: list[str]) -> dict[str, str]:
+    """The worker's own value of each setting a job may carry: the project's settings with the
+    environment (settings.py reads it) and the worker's `-s NAME=VALUE`, which win over a job's."""
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("crovia_spider.settings", priority="project")
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        settings.set(name, value, priority="cmdline")
+    return {name: str(settings.get(name)) for name in JOB_SETTINGS}
 
 
 def worker_name() -> str:
@@ -75,6 +101,10 @@ class Worker:
         self.redis = connect(options.url, ride_out=True, stop=lambda: self.stopping)
         self.started = utc_now_micro()
         self.current: list[str] = []
+        self.pin = pinned_key(options.sequencer_key)  # ValueError: refused before any job
+        parse_allowed(options.allow_private)
+        self.ceilings = own_ceilings(options.settings)
+        self.refused: set[str] = set()  # jobs refused once: said once, never acknowledged
 
     def run(self) -> int:
         import redis
@@ -130,12 +160,14 @@ class Worker:
         pipe.execute()
 
     def take_over(self) -> list[tuple[str, dict[bytes, bytes]]]:
-        """Jobs pending with a silent worker past the job timeout, now this worker's."""
+        """Jobs pending with a silent worker past the job timeout, now this worker's (those it
+        refused before left aside)."""
         idle_ms = int(self.options.job_timeout * 1000)
         answer = self.redis.xautoclaim(
             keys.JOBS, keys.JOBS_GROUP, self.name, idle_ms, "0-0", count=self.options.batch
         )
         messages = [(text(i), fields) for i, fields in answer[1] if fields]
+        messages = [(i, fields) for i, fields in messages if i not in self.refused]
         if messages:
             self.redis.hincrby(keys.STATS, keys.REDELIVERED, len(messages))
             log.warning("worker %s took over %d job(s) left pending", self.name, len(messages))
@@ -149,20 +181,20 @@ class Worker:
         return [(text(i), fields) for _, messages in answer or () for i, fields in messages]
 
     def work(self, messages: list[tuple[str, dict[bytes, bytes]]]) -> None:
-        """One child crawl for the jobs of each run and spider, one after the other."""
+        """One child crawl for the jobs of each run and spider, one after the other; a job not
+        signed by the pinned sequencer key is refused, said once, and left unacknowledged."""
         groups: dict[tuple[str, str], list[str]] = {}
         settings: dict[tuple[str, str], dict[str, str]] = {}
         for job_id, fields in messages:
             try:
-                job = decode_job(fields.get(b"job", b""))
-            except ValueError as exc:  # nothing any worker could do with it
-                log.error("job %s dropped: %s", job_id, exc)
-                pipe = self.redis.pipeline(transaction=True)
-                job_done(pipe, job_id)
-                pipe.execute()
+                job = verified_job(fields, self.pin)
+            except JobRefused as exc:
+                if job_id not in self.refused:
+                    self.refused.add(job_id)
+                    log.error("worker %s refused job %s: %s", self.name, job_id[:40], exc)
                 continue
             groups.setdefault((job.request, job.spider), []).append(job_id)
-            settings[(job.request, job.spider)] = job.settings
+            settings[(job.request, job.spider)] = clamp_settings(job.settings, self.ceilings)
         for (request, spider), ids in groups.items():
             if self.stopping:
                 return
@@ -174,6 +206,8 @@ class Worker:
             "CROVIA_REDIS_ROLE=worker",
             f"CROVIA_REDIS_JOBS={','.join(ids)}",
             f"CROVIA_WORKER_NAME={self.name}",
+            f"CROVIA_SEQUENCER_PUBKEY={bytes(self.pin).hex()}",
+            f"CROVIA_WORKER_ALLOW_PRIVATE={','.join(self.options.allow_private)}",
             *(f"{name}={value}" for name, value in job_settings.items()),
             *self.options.settings,
         ]

@@ -77,12 +77,21 @@ class FetchPolicyMiddleware:
         previous = (request.meta.get("redirect_urls") or [None])[-1]
         try:
             reason = scheme_refusal(url, previous)
-            if reason is None and not is_configured_origin(url, self._origins(request)):
+            if reason is None and not self._trusted(url, request):
                 reason = await _address_refusal(url)
         except ValueError as exc:  # a port out of range, a malformed address
             reason = f"malformed URL ({exc})"
         if reason is not None:
             raise FetchRefused(f"fetch refused: {url}: {reason}")
+
+    def _trusted(self, url: str, request: Request) -> bool:
+        """True when `url` may be on an internal address: a cluster worker's crawl trusts only
+        the hosts its own command line allows (`private_allowed`), never a job's feed
+        (docs/cluster.md); any other crawl, the configured feed's host and port."""
+        allowed = getattr(self.crawler.spider, "private_allowed", None)
+        if allowed is not None:
+            return allowed(url)
+        return is_configured_origin(url, self._origins(request))
 
     def _origins(self, request: Request) -> set[Origin]:
         feed = request.meta.get("feed")

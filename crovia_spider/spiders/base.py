@@ -519,13 +519,22 @@ def _recorded_feed(record_body: Mapping[str, Any]) -> FeedConfig:
     )
 
 
-def kept_response(body: bytes, final_url: str, content_type: str, feed: FeedConfig) -> Response:
+def kept_response(
+    body: bytes,
+    final_url: str,
+    content_type: str,
+    feed: FeedConfig,
+    status: int = 200,
+    validators: Mapping[str, str] | None = None,
+) -> Response:
     """A kept body as the response a crawl received it in: the class Scrapy picks for it, its
-    final URL, its Content-Type and a 200 (a request carrying the feed, as in a crawl)."""
+    final URL, its Content-Type, `status` and `validators` (ETag, Last-Modified), and a request
+    carrying the feed, as in a crawl."""
     headers = {"Content-Type": content_type} if content_type else {}
+    headers.update(validators or {})
     kind = responsetypes.from_args(headers=headers, url=final_url, body=body)
     request = scrapy.Request(feed.url, meta={"feed": feed}, dont_filter=True)
-    return kind(url=final_url, status=200, headers=headers, body=body, request=request)
+    return kind(url=final_url, status=status, headers=headers, body=body, request=request)
 
 
 def record_response(outcome: FeedOutcome, response: Response) -> None:

@@ -26,34 +26,42 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import time
 from typing import Any
 
 import orjson
 
-from crovia_spider.cluster import keys
+from crovia_spider.cluster import keys, runstate
 from crovia_spider.cluster.connection import connect, ensure_group, job_done, text
 from crovia_spider.cluster.jobs import (
     JOB_SETTINGS,
     Job,
+    JobRefused,
     ResultRefused,
-    check_fields,
-    decode_job,
     decode_result,
     encode_result,
+    is_allowed,
+    parse_allowed,
+    pinned_key,
+    verified_job,
 )
-from crovia_spider.config.feeds import DEFAULT_KIND, FeedConfig
+from crovia_spider.cluster.results import BoundedReader, Message
+from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.feed.identity import identity
+from crovia_spider.feed.kinds import read_body
+from crovia_spider.feed.parsepool import BlockingParser
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.options import resolve_path
+from crovia_spider.options import path_default, resolve_path
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
 from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger import jsonl
-from ledger.fetch_record import FETCH_TYPE, NOT_MODIFIED, entries_digest
+from ledger.exceptions import KeyFileError
+from ledger.fetch_record import FETCH_TYPE
+from ledger.keys import load_signing_key
 from ledger.store import LEDGER_FILE
 
 logger = logging.getLogger(__name__)
@@ -68,6 +76,13 @@ PIPELINE_FIELDS = (
 NOT_SENT = (*PIPELINE_FIELDS, "body")
 # How long the sequencer's crawl waits for its run's results, by default (CROVIA_REDIS_RUN_TIMEOUT).
 RUN_TIMEOUT = 3600.0
+# One result's bytes at most, by default (CROVIA_REDIS_RESULT_BYTES): a feed body of 16 MiB, or a
+# sitemap walk of 50 MiB of bodies, with room for the items' fields.
+RESULT_BYTES = 128 << 20
+# The fields of a run hash in Redis that say something about the run (the rest are counters).
+_RUN_FIELDS = ("run_id", "started_at", "spider", "jobs", "ledger_bytes")
+# How long the sequencer waits before looking at an idle results stream again (doubling).
+_POLL_MIN, _POLL_MAX = 0.05, 0.5
 
 
 def remote_role(settings: Any) -> str:
@@ -87,7 +102,7 @@ class RemoteRoles:
 
     def setup_remote(self, crawler: Any) -> bool:
         """Take the crawl's role from its settings. A worker's feeds, run and feed state come
-        from its jobs; a sequencer's run from Redis when it was started before (a restart), and
+        from its signed jobs; a sequencer's run from its own run state (a restart) or anew, and
         neither captures pages. True when the feeds and the run are set here."""
         self.remote_role = role = remote_role(crawler.settings)
         if not role:
@@ -102,22 +117,53 @@ class RemoteRoles:
         self.remote_request = crawler.settings.get("CROVIA_REDIS_RUN") or ""
         if not self.remote_request:
             raise ConfigError("CROVIA_REDIS_ROLE=sequencer needs CROVIA_REDIS_RUN")
-        key = keys.run_key(self.remote_request)
-        known = {text(k): text(v) for k, v in self.redis.hgetall(key).items()}
+        self.run_dir = resolve_path(crawler.settings["CROVIA_LEDGER_DIR"])
+        try:
+            mine = runstate.load(self.run_dir, self.remote_request)
+        except runstate.RunStateError as exc:
+            raise ConfigError(str(exc)) from None
         fetched = [(f.vendor, f.url) for f in self.feeds]
-        if known.get("run_id"):
-            self.run = RunLog(self.name, fetched, known["run_id"], known["started_at"])
-        else:
+        if mine is None:
             self.run = RunLog(self.name, fetched)
-            self.redis.hset(
-                key,
-                mapping={
-                    "run_id": self.run.run_id,
-                    "started_at": self.run.started_at,
-                    "spider": self.name,
-                },
+            mine = runstate.RunState(
+                self.remote_request, self.name, self.run.run_id, self.run.started_at
             )
+        elif mine.spider != self.name:
+            raise ConfigError(f"request {self.remote_request} is a run of {mine.spider}")
+        else:
+            self.run = RunLog(self.name, fetched, mine.run_id, mine.started_at)
+        self.run_state = mine
+        self._refuse_foreign_run()
+        runstate.save(self.run_dir, mine)
+        self.redis.hset(
+            keys.run_key(self.remote_request),
+            mapping={"run_id": mine.run_id, "started_at": mine.started_at, "spider": self.name},
+        )
         return True
+
+    def _refuse_foreign_run(self) -> None:
+        """A run hash in Redis that this sequencer did not write (its run state says what it
+        wrote) is refused: named in the log and the run record, and replaced."""
+        key = keys.run_key(self.remote_request)
+        held = {text(k): text(v)[:200] for k, v in self.redis.hgetall(key).items()}
+        mine = self.run_state
+        ours = {"run_id": mine.run_id, "started_at": mine.started_at, "spider": self.name}
+        if mine.jobs is not None:
+            ours["jobs"] = orjson.dumps(mine.jobs).decode()
+        if mine.ledger_bytes is not None:
+            ours["ledger_bytes"] = str(mine.ledger_bytes)
+        foreign = {k: v for k, v in held.items() if k in _RUN_FIELDS and ours.get(k) != v}
+        if foreign:
+            named = ", ".join(f"{k}={v!r}" for k, v in sorted(foreign.items()))[:400]
+            logger.error("request %s: a run state in Redis this sequencer did not create was"
+                         " refused (%s): the run is %s", self.remote_request, named,
+                         mine.run_id)  # fmt: skip
+            mine.refused.append(named)
+            self.redis.delete(key)
+        for named in mine.refused:
+            self.run.problems.append(
+                f"a run state in Redis this sequencer did not create was refused: {named}"[:500]
+            )
 
     # -- the worker ---------------------------------------------------------------------------
 
@@ -125,6 +171,14 @@ class RemoteRoles:
         self.worker_name = settings.get("CROVIA_WORKER_NAME") or "worker"
         self.remote_jobs: dict[str, tuple[str, Job]] = {}
         self.worker_fetches: dict[str, FeedFetch] = {}
+        try:
+            pin = pinned_key(settings.get("CROVIA_SEQUENCER_PUBKEY") or "")
+            allowed = parse_allowed(settings.get("CROVIA_WORKER_ALLOW_PRIVATE") or "")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        # The fetch policy's exception for internal addresses is the worker's own command line's,
+        # never a job's feed (crovia_spider/fetching/middlewares.py).
+        self.private_allowed = functools.partial(is_allowed, allowed=allowed)
         ids = [i for i in (settings.get("CROVIA_REDIS_JOBS") or "").split(",") if i]
         first: Job | None = None
         pipe = self.redis.pipeline(transaction=False)  # one round trip for the batch's jobs
@@ -134,10 +188,9 @@ class RemoteRoles:
             if not found:
                 continue  # done and deleted by another worker meanwhile
             try:
-                job = decode_job(found[0][1].get(b"job", b""))
-            except ValueError as exc:
-                logger.error("job %s dropped: %s", job_id, exc)
-                self._ack(job_id)
+                job = verified_job(found[0][1], pin)
+            except JobRefused as exc:  # left pending, never acknowledged: not done here
+                logger.error("job %s refused: %s", job_id, exc)
                 continue
             first = first or job
             if (job.request, job.spider) != (first.request, self.name):
@@ -204,28 +257,31 @@ class RemoteRoles:
     # -- the sequencer ------------------------------------------------------------------------
 
     def enqueue_jobs(self) -> dict[str, str]:
-        """The run's jobs (job id -> vendor), enqueued now unless enqueued before (a restart)."""
-        key = keys.run_key(self.remote_request)
-        known = self.redis.hget(key, "jobs")
-        if known is not None:
-            return orjson.loads(known)
+        """The run's jobs (job id -> vendor), each signed with the job key, enqueued now unless
+        this sequencer enqueued them before (its run state says so: a restart)."""
+        mine = self.run_state
+        if mine.jobs is not None:
+            return mine.jobs
         settings = {
             name: str(self.settings.get(name))
             for name in JOB_SETTINGS
             if self.settings.get(name) is not None
         }
+        key = job_key(self.settings)
+        timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
+        expires = int(time.time() + timeout) + 60
         ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
         pipe = self.redis.pipeline(transaction=True)
         for feed in self.feeds:
             job = Job(
                 self.remote_request, self.run.run_id, self.run.started_at, self.name, feed,
-                self.state.get(feed.url, {}), settings,
+                self.state.get(feed.url, {}), settings, expires,
             )  # fmt: skip
-            pipe.xadd(keys.JOBS, {"job": job.encode()})
+            pipe.xadd(keys.JOBS, job.signed(key))
         ids = [i.decode() if isinstance(i, bytes) else i for i in pipe.execute()]
-        jobs = {job_id: feed.vendor for job_id, feed in zip(ids, self.feeds, strict=True)}
-        self.redis.hset(key, "jobs", orjson.dumps(jobs))
-        return jobs
+        mine.jobs = {job_id: feed.vendor for job_id, feed in zip(ids, self.feeds, strict=True)}
+        runstate.save(self.run_dir, mine)
+        return mine.jobs
 
     async def sequence(self) -> Any:
         """The sequencer's start(): enqueue the run's jobs, then turn each first result of a job
@@ -233,40 +289,57 @@ class RemoteRoles:
         its unanswered feeds say so in the run record)."""
         import redis
 
-        key = keys.run_key(self.remote_request)
-        directory = resolve_path(self.settings["CROVIA_LEDGER_DIR"])
-        ledger = directory / LEDGER_FILE
-        if self.redis.hget(key, "ledger_bytes") is None:
-            self.redis.hset(key, "ledger_bytes", jsonl.complete_size_or_zero(ledger))
-        offset = int(self.redis.hget(key, "ledger_bytes"))
-        self.signed_fetches = fetches_signed(ledger, offset, self.run.parent_run_hash)
+        ledger = self.run_dir / LEDGER_FILE
+        mine = self.run_state
+        if mine.ledger_bytes is None:  # the ledger's lock is held: nothing is appended meanwhile
+            mine.ledger_bytes = jsonl.complete_size_or_zero(ledger)
+            runstate.save(self.run_dir, mine)
+        self.signed_fetches = fetches_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
         by_vendor = {feed.vendor: feed for feed in self.feeds}
-        jobs = {job_id: by_vendor[vendor] for job_id, vendor in self.enqueue_jobs().items()}
+        jobs = {}
+        for job_id, vendor in self.enqueue_jobs().items():
+            if vendor in by_vendor:
+                jobs[job_id] = by_vendor[vendor]
+            else:  # the config lost the source between a crash and the restart
+                self.run.problems.append(f"job {job_id}: {vendor!r} is no source of the config")
         answered: set[str] = set()
         refused: dict[str, str] = {}  # job id -> why its latest result was refused
         stream, last = keys.results_key(self.remote_request), "0-0"
         timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
         deadline = time.monotonic() + timeout
-        while len(answered) < len(jobs) and time.monotonic() < deadline:
-            if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
-                return
-            try:
-                # Looked up before reading: a job acknowledged by now has its result in the stream.
-                settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
-                found = await asyncio.to_thread(self.redis.xread, {stream: last}, 50, 1000)
-            except redis.RedisError:
-                if self.crawler.stats.get_value(STOP_REQUESTED):
-                    return  # stopping with Redis gone: the run is taken up again
-                raise
-            for _, messages in found or ():
-                for message_id, fields in messages:
-                    last = text(message_id)
-                    for batch in batches(self.take_result(last, fields, jobs, answered, refused)):
+        reader = BoundedReader(self.redis, *result_caps(self.settings))
+        self.body_reader = body_reader(self.settings)
+        pause = _POLL_MIN
+        try:
+            while len(answered) < len(jobs) and time.monotonic() < deadline:
+                if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
+                    return
+                try:
+                    # Looked up before reading: a job acknowledged by now has its result in it.
+                    settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
+                    found = await asyncio.to_thread(reader.read, stream, last)
+                except redis.RedisError:
+                    if self.crawler.stats.get_value(STOP_REQUESTED):
+                        return  # stopping with Redis gone: the run is taken up again
+                    raise
+                for message in found:
+                    last = message.id
+                    items = await self.take_result(message, jobs, answered, refused)
+                    for batch in batches(items):
                         yield batch
-            if not found:  # every result sent before `settled` was looked up has been read
+                if found:
+                    pause = _POLL_MIN
+                    continue
+                # Every result sent before `settled` was looked up has been read.
                 for job_id in settled - answered:
                     self.refusal_stands(jobs[job_id].vendor, refused[job_id])
                     answered.add(job_id)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _POLL_MAX)
+        finally:
+            close = getattr(self.body_reader, "close", None)
+            if close is not None:
+                close()
         if len(answered) < len(jobs):
             missing = len(jobs) - len(answered)
             self.run.problems.append(
@@ -279,32 +352,38 @@ class RemoteRoles:
         while slot is not None and not slot.is_idle() and self.crawler.engine.running:
             await asyncio.sleep(0.02)
 
-    def take_result(
+    async def take_result(
         self,
-        message_id: str,
-        fields: dict[bytes, bytes],
+        message: Message,
         jobs: dict[str, FeedConfig],
         answered: set[str],
         refused: dict[str, str],
     ) -> list[FeedEntryItem]:
         """The items of a job's first valid result (its fetch record sent to be signed); a
         refused result is recorded in `refused` and leaves the job unanswered."""
+        fields = message.fields or {b"job": message.job.encode()}
         job_id = text(fields.get(b"job"))
         if job_id not in jobs:
-            self._refuse(message_id, job_id, fields, "a result for no job of this run")
+            self._refuse(message.id, job_id, fields, "a result for no job of this run")
             return []
         if job_id in answered:
             logger.info("job %s answered again (done twice): the first answer counts", job_id)
             return []
         feed = jobs[job_id]
         vendor = feed.vendor
-        # The worker downloads under the same cap (the job carries DOWNLOAD_MAXSIZE); 0: none.
-        cap = self.settings.getint("DOWNLOAD_MAXSIZE") or (1 << 30)
+        body_cap, result_cap, _ = result_caps(self.settings)
         try:
-            _, worker, result, bodies = decode_result(fields, cap)
-            fetch, outcome, kept, items = self.check_result(feed, result, bodies)
+            if message.fields is None:
+                raise ResultRefused(
+                    f"a result of {message.size:,} bytes, over the cap of {result_cap:,}"
+                    " (CROVIA_REDIS_RESULT_BYTES); not read"
+                )
+            _, worker, result, bodies = decode_result(fields, body_cap, result_cap)
+            fetch, outcome, kept, items = await asyncio.to_thread(
+                self.check_result, feed, result, bodies
+            )
         except ResultRefused as exc:
-            self._refuse(message_id, job_id, fields, str(exc))
+            self._refuse(message.id, job_id, fields, str(exc))
             refused[job_id] = str(exc)
             self.run.problems.append(f"{vendor}: a worker's result was refused: {exc}"[:500])
             return []
@@ -320,71 +399,17 @@ class RemoteRoles:
     def check_result(
         self, feed: FeedConfig, result: dict[str, Any], bodies: dict[str, bytes]
     ) -> tuple[FeedFetch, FeedOutcome, dict[str, Any] | None, list[FeedEntryItem]]:
-        """A result's fetch record, run-record line, kept-body note and items, each field typed
-        and naming this run, source and spider; every body it cites present. ResultRefused."""
-        run_hash = self.run.parent_run_hash
-        fields = check_fields(FeedFetch, result.get("fetch"), "the fetch record",
-                              ("body", "part_bodies"))  # fmt: skip
-        fetch = FeedFetch(**fields)
-        expected = {
-            "spider": self.name,
-            "vendor": feed.vendor,
-            "feed_url": feed.url,
-            "run_hash": run_hash,
-            "kind": "" if feed.kind == DEFAULT_KIND else feed.kind,
-            "relay": feed.relay,
-            "select": feed.options,
-        }
-        for name, value in expected.items():
-            if getattr(fetch, name) != value:
-                raise ResultRefused(f"the fetch record's {name} is not this job's")
+        """What the sequencer signs of a worker's result: the fetch record, run-record line,
+        kept-body note and items a local crawl would have made of the bytes the worker says the
+        server sent, read again here with the spider's own reader (crovia_spider/spiders/
+        verdict.py). The result must state exactly those, and cite every body it carries.
+        Raises ResultRefused naming what differs."""
+        from crovia_spider.spiders.verdict import agree, claimed_result, derive  # imports base
 
-        def body(digest: Any) -> bytes:
-            if type(digest) is not str or digest not in bodies:
-                raise ResultRefused(f"a body the result cites is not in it: {str(digest)[:64]}")
-            return bodies[digest]
-
-        if fetch.fetch and "body_sha256" in fetch.fetch:
-            fetch.body = body(fetch.fetch["body_sha256"])
-        for part in fetch.parts:
-            if type(part) is dict and "body_sha256" in part:
-                fetch.part_bodies[part["body_sha256"]] = body(part["body_sha256"])
-        outcome = FeedOutcome(**check_fields(FeedOutcome, result.get("outcome"), "its run line"))
-        if (outcome.vendor, outcome.url) != (feed.vendor, feed.url):
-            raise ResultRefused("its run line names another source")
-        if outcome.new or outcome.updated or outcome.duplicate:
-            raise ResultRefused("its run line counts items a worker cannot have issued")
-        kept = result.get("kept")
-        if kept is not None and type(kept) is not dict:
-            raise ResultRefused("its kept-body note is not an object")
-        raw_items = result.get("items")
-        if type(raw_items) is not list:
-            raise ResultRefused("its items are not a list")
-        items = []
-        for raw in raw_items:
-            item = FeedEntryItem(**check_fields(FeedEntryItem, raw, "an item", NOT_SENT))
-            mine = (item.vendor, item.spider, item.source_url, item.parent_run_hash)
-            if mine != (feed.vendor, self.name, feed.url, run_hash):
-                raise ResultRefused("an item names another source, spider or run")
-            if item.fetch:
-                item.body = body(item.fetch.get("body_sha256"))
-            item.identity = identity(item)
-            items.append(item)
-        entries = fetch.entries
-        if fetch.outcome == NOT_MODIFIED:  # its entries are the confirmed body's: no item
-            confirmed = self.state.get(feed.url, {}).get("validated_body") or {}
-            if items:
-                raise ResultRefused("items of a fetch answered 304")
-            if (fetch.body_sha256, entries) != (confirmed.get("sha256", ""),
-                                                confirmed.get("entries")):  # fmt: skip
-                raise ResultRefused("a 304 confirming another body than the feed state's")
-        elif entries is not None and type(entries) is dict:
-            digest = entries_digest([item.identity for item in items])
-            if entries.get("identities_sha256") != digest or entries.get("count") != len(items):
-                raise ResultRefused("its items are not the entries its fetch record states")
-        elif items:
-            raise ResultRefused("items without a fetch record stating them")
-        return fetch, outcome, kept, items
+        claimed = claimed_result(self, feed, result, bodies)
+        derived = derive(self, feed, claimed, bodies)
+        agree(claimed, derived)
+        return derived.fetch, derived.outcome, derived.kept, derived.items
 
     def jobs_done(self, job_ids: set[str]) -> set[str]:
         """Those of `job_ids` no longer in the jobs stream: their worker acknowledged them."""
@@ -426,6 +451,35 @@ class RemoteRoles:
 
 
 _ITEM_FIELDS = dataclasses.fields(FeedEntryItem)
+
+
+def result_caps(settings: Any) -> tuple[int, int, int]:
+    """(a body's cap, a result's cap, one read's cap) of the sequencer's results reading: a
+    body as DOWNLOAD_MAXSIZE (the worker downloads under it; 0 there is not "no cap" here), a
+    result as CROVIA_REDIS_RESULT_BYTES, a read as one result."""
+    result_cap = max(1 << 20, settings.getint("CROVIA_REDIS_RESULT_BYTES", RESULT_BYTES))
+    body_cap = settings.getint("DOWNLOAD_MAXSIZE") or result_cap
+    return min(body_cap, result_cap), result_cap, result_cap
+
+
+def body_reader(settings: Any) -> Any:
+    """How the sequencer reads a result's bodies again: in the parser worker under the crawl's
+    ceilings (CROVIA_PARSE_MEMORY_MB, CROVIA_PARSE_SECONDS), or in-process when
+    CROVIA_PARSE_WORKER=0, as the crawl itself reads them."""
+    if not settings.getbool("CROVIA_PARSE_WORKER", True):
+        return read_body
+    return BlockingParser(
+        settings.getint("CROVIA_PARSE_MEMORY_MB"), settings.getfloat("CROVIA_PARSE_SECONDS")
+    )
+
+
+def job_key(settings: Any) -> Any:
+    """The sequencer's job key (CROVIA_JOB_KEY_FILE), which signs every job it enqueues."""
+    path = resolve_path(settings.get("CROVIA_JOB_KEY_FILE") or path_default("CROVIA_JOB_KEY_FILE"))
+    try:
+        return load_signing_key(path)
+    except (KeyFileError, OSError) as exc:
+        raise ConfigError(f"the job key cannot be read: {exc}") from None
 
 
 def fetches_signed(ledger: Any, offset: int, run_hash: str) -> set[str]:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ledger.keys.keyfile import generate_signing_key
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, write_feeds
 from tests.feedserver import FeedServer
 
@@ -35,6 +36,9 @@ FEED_FILES = (
     ("lab_jsonfeed_1_1.json", "jsonfeed"),
 )
 FAST = ("CROVIA_POLITE_DELAYS=0", "DOWNLOAD_DELAY=0", "RETRY_BACKOFF_BASE=0")
+# The loopback hosts the tests' feed servers use (127.0.0.1, and 127.0.0.2 up for
+# `feeds_on_hosts`): a worker reaches internal addresses only on hosts its command line allows.
+TEST_HOSTS = tuple(f"127.0.0.{n}" for n in range(1, 21))
 
 
 @contextlib.contextmanager
@@ -62,8 +66,15 @@ class Cluster:
     def __init__(self, tmp_path: Path, redis_url: str, **env: str) -> None:
         self.tmp_path = tmp_path
         self.url = redis_url
+        self.job_key = tmp_path / "keys" / "jobs.key"
+        if not self.job_key.exists():  # the sequencer would make it; workers pin it first
+            public = bytes(generate_signing_key(self.job_key).verify_key).hex()
+            self.job_key.with_name("jobs.key.pub").write_text(public + "\n")
+        self.job_pub = self.job_key.with_name("jobs.key.pub")
+        env = {"CROVIA_JOB_KEY_FILE": str(self.job_key), **env}
         self.env = crawl_env(tmp_path, **env)
         self.env.pop("CROVIA_REDIS_URL", None)
+        self.env.pop("CROVIA_SEQUENCER_KEY", None)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.logs: dict[str, Path] = {}
 
@@ -95,13 +106,20 @@ class Cluster:
         return self.start(name, "sequencer", "--redis", self.url, *settings, *extra)
 
     def worker(
-        self, name: str, *extra: str, fast: bool = True, env: dict[str, str] | None = None
+        self,
+        name: str,
+        *extra: str,
+        fast: bool = True,
+        env: dict[str, str] | None = None,
+        allow: tuple[str, ...] = TEST_HOSTS,
     ) -> subprocess.Popen[bytes]:
-        """A worker; `env` replaces the cluster's environment (a machine of its own)."""
+        """A worker pinning the cluster's job key and allowed the test hosts (`allow`); `env`
+        replaces the cluster's environment (a machine of its own)."""
         settings = [arg for pair in FAST for arg in ("-s", pair)] if fast else []
+        allowed = [arg for host in allow for arg in ("--allow-private", host)]
         return self.start(
             name, "worker", "--redis", self.url, "--name", name, "--heartbeat", "1",
-            *settings, *extra, env=env,
+            "--sequencer-key", str(self.job_pub), *allowed, *settings, *extra, env=env,
         )  # fmt: skip
 
     def crawl(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -60,6 +60,16 @@ def _drop(path: tuple) -> Callable[[dict], None]:
     return change
 
 
+BACKDATED = "2020-01-01T00:00:00.000000Z"
+
+
+def _backdate(result: dict) -> None:
+    result["fetch"]["fetched_at"] = result["fetch"]["fetch"]["fetched_at"] = BACKDATED
+    for item in result["items"]:
+        item["observed_at"] = item["fetch"]["fetched_at"] = BACKDATED
+
+
+READ_AGAIN = "is not what its body gives"
 CHANGES = {
     "an int that is a bool": (_set(("outcome", "status"), True), "status is not of the type"),
     "a string for a number": (_set(("outcome", "bytes"), "12"), "bytes is not of the type"),
@@ -68,20 +78,56 @@ CHANGES = {
     "another vendor": (_set(("fetch", "vendor"), "anthropic"), "vendor is not this job's"),
     "another run": (_set(("fetch", "run_hash"), "0" * 64), "run_hash is not this job's"),
     "another relay": (_set(("fetch", "relay"), "someone"), "relay is not this job's"),
-    "items counted as issued": (_set(("outcome", "new"), 3), "cannot have issued"),
+    "items counted as issued": (_set(("outcome", "new"), 3), "run line's new " + READ_AGAIN),
     "an item of another run": (
         _set(("items", 0, "parent_run_hash"), "0" * 64),
-        "another source, spider or run",
+        "parent_run_hash " + READ_AGAIN,
     ),
-    "an item added": (lambda r: r["items"].append(copy.deepcopy(r["items"][0])), "not the entries"),
-    "an item removed": (lambda r: r["items"].pop(), "not the entries"),
-    "an item's title changed": (
+    "an item added": (lambda r: r["items"].append(copy.deepcopy(r["items"][0])), "7 sent, 6"),
+    "an item removed": (lambda r: r["items"].pop(), "5 sent, 6"),
+    "an item's link changed": (
         _set(("items", 0, "link"), "https://openai.com/forged"),
-        "not the entries",
+        "link " + READ_AGAIN,
     ),
     "a body it does not carry": (_set(("fetch", "fetch", "body_sha256"), "ab" * 32), "not in it"),
     "items not a list": (_set(("items",), {"0": {}}), "not a list"),
     "a list of text for a dict": (_set(("items", 0, "arxiv"), ["x"]), "arxiv is not of the type"),
+    # Issue 42, observation 3: every field a worker could choose before, each refused.
+    "a relay's item as the vendor's": (_set(("items", 0, "relay"), "x"), "relay " + READ_AGAIN),
+    "another family": (_set(("items", 0, "family"), "openai2"), "family " + READ_AGAIN),
+    "a backdated observation": (
+        _set(("items", 0, "observed_at"), BACKDATED),
+        "observed_at " + READ_AGAIN,
+    ),
+    "a backdated fetch": (_backdate, "fetch time outside the run"),
+    "a fetch from the future": (
+        _set(("fetch", "fetched_at"), "2999-01-01T00:00:00.000000Z"),
+        "outside the run",
+    ),
+    "arxiv ids of its own": (
+        _set(("items", 0, "arxiv"), {"id": "2401.00001", "version": "v1", "announce_type": "new"}),
+        "arxiv " + READ_AGAIN,
+    ),
+    "a category of its own": (_set(("items", 0, "category"), "x"), "category " + READ_AGAIN),
+    "fields said cut": (_set(("items", 0, "cut"), ["title"]), "cut " + READ_AGAIN),
+    "a guid of its own": (_set(("items", 0, "guid"), "g"), "guid " + READ_AGAIN),
+    "entries the body does not hold": (
+        _set(("fetch", "entries", "count"), 1),
+        "entries is not what its body and facts give",
+    ),
+    "a run line that says something else": (
+        _set(("outcome", "items_seen"), 99),
+        "items_seen " + READ_AGAIN,
+    ),
+    "a kept note of another body": (_set(("kept", "sha256"), "ab" * 32), "kept-body note"),
+    "validators it did not get": (
+        _set(("fetch", "fetch", "etag"), '"forged"'),
+        "etag",
+    ),
+    "evidence of another time": (
+        _set(("fetch", "fetch", "fetched_at"), "2026-12-03T00:00:02.000000Z"),
+        "fetched at another time",
+    ),
 }
 
 
@@ -100,6 +146,19 @@ def test_a_body_not_matching_its_digest_or_over_the_cap_is_refused() -> None:
     fields = encode_result("1-0", "w1", sample_result(), {DIGEST: BODY})
     with pytest.raises(ResultRefused, match="over the cap"):
         decode_result(fields, len(BODY) - 1)
+    with pytest.raises(ResultRefused, match=r"a result of .* bytes, over the cap"):
+        decode_result(fields, 1 << 24, len(BODY))
+
+
+def test_a_body_the_record_does_not_cite_or_a_field_of_its_own_is_refused() -> None:
+    junk = b"junk" * 1000
+    junk_digest = hashlib.sha256(junk).hexdigest()
+    with pytest.raises(ResultRefused, match="a body the result does not cite"):
+        _check(sample_result(), {DIGEST: BODY, junk_digest: junk})
+    fields = encode_result("1-0", "w1", sample_result(), {DIGEST: BODY})
+    for name in (b"extra", b"body:" + b"Z" * 64, b"body:abc"):
+        with pytest.raises(ResultRefused, match="a field it may not have"):
+            decode_result({**fields, name: b"x"}, 1 << 24)
 
 
 @pytest.mark.parametrize(
@@ -114,16 +173,26 @@ def test_a_304_must_confirm_the_feed_states_body_and_carry_no_item() -> None:
     sequencer = Sequencer()
     result = sample_result(sequencer)
     entries = result["fetch"]["entries"]
-    result["fetch"].update(outcome="not_modified", body_sha256=DIGEST)
+    result["fetch"].update(outcome="not_modified", body_sha256=DIGEST, content_type="")
     del result["fetch"]["fetch"]["body_sha256"]
-    result["items"] = []
+    result["fetch"]["fetch"]["status"] = 304
+    result["items"], result["kept"] = [], None
+    result["outcome"].update(status=304, bytes=0, sha256=hashlib.sha256(b"").hexdigest(),
+                             not_modified=True, items_seen=0)  # fmt: skip
     fields = encode_result("1-0", "w1", result, {})
     _, _, decoded, bodies = decode_result(fields, 1 << 20)
-    with pytest.raises(ResultRefused, match="another body than the feed state"):
+    with pytest.raises(ResultRefused, match="body_sha256 is not what its body and facts give"):
         sequencer.check_result(FEED, decoded, bodies)
     sequencer.state = {FEED.url: {"validated_body": {"sha256": DIGEST, "entries": entries}}}
     fetch, *_ = sequencer.check_result(FEED, decoded, bodies)
     assert fetch.outcome == "not_modified"
+    with_items = {**decoded, "items": sample_result(sequencer)["items"]}
+    with pytest.raises(ResultRefused):
+        sequencer.check_result(FEED, with_items, {DIGEST: BODY})
+    answered_200 = copy.deepcopy(decoded)
+    answered_200["fetch"]["fetch"]["status"] = 200
+    with pytest.raises(ResultRefused, match="a 304 that is not"):
+        sequencer.check_result(FEED, answered_200, bodies)
 
 
 def test_a_job_reads_back_to_itself_and_a_bad_one_says_why() -> None:

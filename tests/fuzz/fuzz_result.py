@@ -18,8 +18,9 @@ from tests.fuzz.harness import fuzz, instrumented
 with instrumented():
     from crovia_spider.cluster.jobs import ResultRefused, decode_job, decode_result
     from crovia_spider.config.feeds import FeedConfig
+    from crovia_spider.feed.kinds import read_body
     from crovia_spider.runs.runlog import RunLog
-    from crovia_spider.spiders.remote import RemoteRoles
+    from crovia_spider.spiders.vendor_press import VendorPressSpider
 
 BODY = (
     Path(__file__).resolve().parents[1] / "fixtures" / "feeds" / "openai_news_rss_prefix.xml"
@@ -33,15 +34,15 @@ SLACK = 4 << 20  # the body and its digest checked once per input
 AMPLIFICATION = 60
 
 
-class Sequencer(RemoteRoles):
-    """The sequencer's side of a run, as much as `check_result` reads of it."""
-
-    name = "vendor_press"
+class Sequencer(VendorPressSpider):
+    """The sequencer's side of a run, as much as `check_result` reads of it: the project's
+    spider, its run and feed state, reading bodies in-process (`read_body`)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.feeds = [FEED]
-        self.state: dict = {}
         self.run = RunLog(self.name, [(FEED.vendor, FEED.url)], *RUN)
+        self.body_reader = read_body
 
 
 def target(data: bytes) -> None:
