@@ -33,9 +33,21 @@ parser through `parsel.Selector`, and queried with the source's `selectors` (par
 
 An item becomes `{"id": "", "link", "title", "published"}` (`published` "" when the page gives no
 date), so crovia_spider/feed/entries.py makes it an item as it makes one of RSS or Atom. Never
-raises. Runs in the parser worker, under its ceilings (crovia_spider/feed/ceilings.py): items
-nested in items cost their depth each (lxml stops nesting at about 2,000 levels: 2,000 nested
-items in 15 KB take about 0.05 s), and the worker's time ceiling bounds the rest.
+raises.
+
+What one page can cost is bounded (issue 47). The selectors are evaluated by
+crovia_spider/feed/bounded_css.py, which gives parsel's matches in parsel's order but visits each
+element once per compound selector (the parts between combinators) and once in a walk that
+resolves the combinators, however deeply the matches nest (parsel's XPath costs the depth times
+the square of the matches: the issue's 957 KB page of 2,000 nested `div.post` around 25,000
+links, about 5 minutes of CPU in one lxml call, is read in about 0.3 s). `item` is evaluated once
+over the page; `link`, `title` and `date` once over each item, so an item nested in others is read
+again by each of them: items may be nested in at most MAX_NESTED other items, and a page whose
+items nest deeper is `failed`, saying so. Every element is thus visited at most
+(1 + MAX_NESTED + 1) times per compound of the selectors, plus once per walk. The pseudo-classes
+bounded_css.py names (`:nth-child()`, `:first-child`, `:contains()`, `:has()`, ...) can cost more,
+as can a link, title or date selector leaving its item through `+` or `~`: the parser worker's
+deadline (crovia_spider/feed/ceilings.py) bounds those, as it bounds everything else.
 """
 
 from __future__ import annotations
@@ -48,10 +60,10 @@ from urllib.parse import urljoin
 from cssselect import SelectorError
 from lxml import etree
 from parsel import Selector
-from parsel.csstranslator import HTMLTranslator
 from w3lib.encoding import html_to_unicode
 
 from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.bounded_css import Query
 from crovia_spider.feed.selection import BadPatterns, signable, url_selector
 from crovia_spider.feed.urls import web_url
 
@@ -59,12 +71,11 @@ VERSION = "html"
 MAX_BYTES = 16 << 20  # the download cap: a kept body is never larger
 MAX_SHOWN = 200  # characters of a selector or pattern an error message repeats
 REQUIRED = ("item", "link", "title")
+MAX_NESTED = 8  # other items an item may be inside (each reads it again)
 # A lone surrogate in the decoded text (lxml takes UTF-8 only) is replaced by this noncharacter,
 # and an item holding it is malformed.
 _UNENCODABLE_MARK = "\ufdd0"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_TRANSLATOR = HTMLTranslator()  # parsel's: `::text` and `::attr(name)`, as Selector.css reads them
-_NAMESPACES = {"re": "http://exslt.org/regular-expressions"}  # parsel's default
 _STRING = etree.XPath("string()", smart_strings=False)
 
 
@@ -100,12 +111,20 @@ def _read(body: bytes, headers: dict[str, str], options: Mapping[str, Any]) -> P
         raise Unreadable(f"{len(body):,} bytes, more than the {MAX_BYTES:,} a body may have")
     final_url = _header(headers, "content-location")
     page = Selector(text=_text(body, _header(headers, "content-type")), type="html")
-    queries = {name: _query(css) for name, css in selectors.items()}
-    items = queries.pop("item")(page.root)
+    queries = {name: Query(css) for name, css in selectors.items()}
+    found_items = list(queries.pop("item").walk(page.root))
+    items = [item for item, _ in found_items]
     if not items:
         raise Unreadable(f"selector item {_quoted(selectors['item'])} found nothing")
     if any(isinstance(item, str) for item in items):
         raise Unreadable(f"selector item {_quoted(selectors['item'])} selects text, not elements")
+    nested = max(enclosing for _, enclosing in found_items)
+    if nested > MAX_NESTED:
+        raise Unreadable(
+            f"selector item {_quoted(selectors['item'])} finds items inside {nested} other items"
+            f" (at most {MAX_NESTED}: each item's selectors read the items inside it again)",
+            len(items),
+        )
     parsed = ParsedFeed(version=VERSION)
     found = dict.fromkeys(queries, False)
     seen: set[str] = set()
@@ -131,7 +150,7 @@ def _selectors(options: Mapping[str, Any]) -> dict[str, str]:
     chosen = {name: given[name] for name in (*REQUIRED, "date") if isinstance(given.get(name), str)}
     for name, css in chosen.items():
         try:
-            _query(css)
+            Query(css)
         except (SelectorError, ValueError, etree.XPathError) as exc:
             raise Unreadable(
                 f"invalid selector {name} {_quoted(css)}: {_shown(str(exc))}"
@@ -153,19 +172,11 @@ def _text(body: bytes, content_type: str) -> str:
     return text
 
 
-def _query(css: str) -> etree.XPath:
-    """`css` as parsel's Selector.css reads it: translated to XPath relative to the node asked."""
-    return etree.XPath(_TRANSLATOR.css_to_xpath(css), namespaces=_NAMESPACES, smart_strings=False)
-
-
-def _first(item: Any, query: etree.XPath, is_link: bool) -> str | None:
+def _first(item: Any, query: Query, is_link: bool) -> str | None:
     """The first match of `query` in `item` as text (None: it found nothing)."""
-    matches = query(item)
-    if not isinstance(matches, list):  # an XPath function's value: no CSS gives one
-        matches = [matches]
-    if not matches:
+    match = query.first(item)
+    if match is None:
         return None
-    match = matches[0]
     if isinstance(match, str):
         text = match
     elif is_link:
