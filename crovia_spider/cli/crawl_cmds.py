@@ -9,7 +9,10 @@ the rest. When the feed list cannot be read, or a vendor id names no feed, `vend
 anyway, so Scrapy's own refusal (with its "did you mean") is what the user sees.
 
 The child runs in a session of its own and Ctrl-C / SIGTERM are passed to it once, so a Ctrl-C at
-the terminal is one graceful stop of the crawl (a second one forces it, as in Scrapy).
+the terminal is one graceful stop of the crawl (a second one forces it, as in Scrapy). The child
+dies with `crovia crawl`: killed however it ends (SIGKILL, the OOM killer), the kernel kills the
+crawl too (crovia_spider/deathsig.py), and the crawl's parser worker with it, so no crawl is left
+behind holding the ledger's lock.
 """
 
 from __future__ import annotations
@@ -165,7 +168,10 @@ def _feeds_file(settings: list[str]) -> Path:
 
 def _run(argv: list[str], cwd: Path) -> tuple[int, bool]:
     """Run one crawl; pass SIGINT and SIGTERM on to it. (exit status, whether it was stopped)."""
-    child = subprocess.Popen(argv, cwd=cwd, start_new_session=True)
+    from crovia_spider.deathsig import preexec
+
+    # preexec_fn: this command starts no thread, and the crawl must die with it (the docstring)
+    child = subprocess.Popen(argv, cwd=cwd, start_new_session=True, preexec_fn=preexec())
     stopped = False
 
     def forward(signum: int, frame: object) -> None:
