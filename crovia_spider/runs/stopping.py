@@ -11,6 +11,14 @@ and the scheduler are dropped, the fetches in flight finish (each within DOWNLOA
 items are issued, the ledger is sealed and the run record is written, its outcome "interrupted"
 and every feed never fetched marked "interrupted": not fetched, which is no failure
 (crovia_spider/runs/feed_state.py). A second signal is Scrapy's: the reactor stops at once.
+
+Parsing is bounded the same way (issue 47): from the first signal on, the crawl waits for no
+parse more than DOWNLOAD_TIMEOUT (crovia_spider/feed/parsepool.py, `ParserPool.stopping`). A
+parse still running then has its worker killed and its body is a failed feed ("parsing not
+finished: the crawl was stopped"), as is any body fetched after. So a stopped crawl ends within
+DOWNLOAD_TIMEOUT of the signal, plus the time to issue what it has and seal, whatever a body
+costs to parse; and its processes with it (the worker dies with the crawl,
+crovia_spider/deathsig.py).
 """
 
 from __future__ import annotations
@@ -68,8 +76,13 @@ class StopFetching:
         return handle
 
     def stop_fetching(self, signum: int) -> None:
-        """Fail the queued requests, refuse new ones, and say so."""
+        """Fail the queued requests, refuse new ones, bound the parses still to come, and say
+        so."""
         self.crawler.stats.set_value(STOP_REQUESTED, True)
+        grace = self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+        parser = getattr(self.crawler.spider, "parser", None)
+        if hasattr(parser, "stopping"):
+            parser.stopping(grace)
         engine = self.crawler.engine
         slots = list(engine.downloader.slots.values()) if engine else []
         queued = [entry for slot in slots for entry in slot.queue]
@@ -84,7 +97,7 @@ class StopFetching:
         logger.warning(
             "stopping: no new fetches; finishing %d in flight (%s s at most), %s again to force",
             in_flight,
-            f"{self.crawler.settings.getfloat('DOWNLOAD_TIMEOUT'):g}",
+            f"{grace:g}",
             again,
         )
 
