@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import nacl.signing
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -283,7 +284,9 @@ def sequencer_ceiling(work: Path, servers: list[FeedServer], args: argparse.Name
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         client = redis_server.client()
-        request = wait_for(client, cluster, lambda: jobs_enqueued(client), "the run's jobs")
+        request = wait_for(
+            client, cluster, lambda: jobs_enqueued(client, len(feeds)), "the run's jobs"
+        )
         cluster.kill("sequencer")
         for n in range(2):
             cluster.worker(f"w{n + 1}", *QUIET)
@@ -330,13 +333,12 @@ def watch_batches(
     return seen
 
 
-def jobs_enqueued(client) -> str:
-    """The pending crawl request's id once its jobs are in Redis, else ""."""
-    for request_id, _ in client.xrange(keys.RUNS):
-        request = request_id.decode()
-        if client.hexists(keys.run_key(request), "jobs"):
-            return request
-    return ""
+def jobs_enqueued(client, count: int) -> str:
+    """The pending crawl request's id once its `count` jobs are on the jobs stream, else ""
+    (the sequencer keeps the run's state in its ledger directory; each job names its run)."""
+    found = client.xrange(keys.JOBS)
+    requests = {orjson.loads(fields[b"job"])["request"] for _, fields in found}
+    return requests.pop() if len(found) == count and len(requests) == 1 else ""
 
 
 def wait_for(client, cluster: Cluster, ready, what: str):

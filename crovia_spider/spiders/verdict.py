@@ -247,8 +247,12 @@ def _walk(
             if part.get("error") != parsed.error[:ERROR_CHARS]:
                 raise ResultRefused("a sitemap part's error is not what its body gives")
             continue
-        if "error" in part:
+        if "error" in part and "(CROVIA_SITEMAP_BYTES)" not in part["error"]:
+            # Only the walk's byte budget stops a body that reads whole (the worker read it up
+            # to what the budget left: crovia_spider/spiders/sitemap_walk.py).
             raise ResultRefused("a sitemap part said unreadable that reads")
+        if "error" in part:
+            continue
         walk.bodies.append(Read(kept, parsed, digest))
     for part in walk.parts:
         if "error" in part:  # counted as the crawl counts a sitemap it did not read
