@@ -13,9 +13,9 @@ import logging
 
 from twisted.internet import reactor
 from twisted.web.resource import Resource
-from twisted.web.server import Request, Site
+from twisted.web.server import Request
 
-from crovia_spider.web.bounded import limited
+from crovia_spider.web.bounded import BoundedSite, limited
 from ledger.monitor import Witness
 from ledger.tlog.witness import WitnessRefusal
 
@@ -86,8 +86,9 @@ def serve(witness: Witness, host: str, port: int) -> int:
 
     Prints one line naming the URL and the witness's verifier key once it listens.
     """
-    # a body over MAX_BODY gets 413 before it is read (crovia_spider/web/bounded.py)
-    site = Site(WitnessRoot(witness), requestFactory=limited(MAX_BODY))
+    # a body over MAX_BODY gets 413 before it is read; a request has a deadline, and open
+    # connections a ceiling (crovia_spider/web/bounded.py)
+    site = BoundedSite(WitnessRoot(witness), requestFactory=limited(MAX_BODY))
     listening = reactor.listenTCP(port, site, interface=host)
     address = listening.getHost()
     print(

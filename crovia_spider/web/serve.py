@@ -2,7 +2,8 @@
 
 It maps `/v/` and `/v/<axiom_id>` to the verifier page and serves files below DIR, nothing else: no
 directory listings, no dot files, no `..` (raw or percent-encoded), no encoded slashes, and no
-file whose real path (symlinks resolved) leaves DIR. Every answer carries a strict
+file whose real path (symlinks resolved) leaves DIR. A request must arrive within a deadline, and
+open connections are bounded (crovia_spider/web/bounded.py). Every answer carries a strict
 Content-Security-Policy: the page may load scripts, styles and data from this origin only. Full
 tiles and entry bundles are cached for a year (immutable), the rest revalidated (no-cache).
 docs/verifier.md gives the same rules for nginx.
@@ -17,7 +18,13 @@ from urllib.parse import unquote_to_bytes
 
 from twisted.web import resource, server
 
-from crovia_spider.web.bounded import limited
+from crovia_spider.web.bounded import (
+    MAX_CONNECTIONS,
+    MAX_PER_ADDRESS,
+    REQUEST_SECONDS,
+    BoundedSite,
+    limited,
+)
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -162,9 +169,23 @@ def _id_and_type(entry: bytes) -> tuple[str, str]:
     return axiom_id, kind if isinstance(kind, str) and kind.isprintable() else ""
 
 
-def site(root: Path) -> server.Site:
+def site(
+    root: Path,
+    *,
+    request_seconds: float = REQUEST_SECONDS,
+    max_connections: int = MAX_CONNECTIONS,
+    max_per_address: int = MAX_PER_ADDRESS,
+) -> server.Site:
     """A twisted.web Site serving `root` read-only (GET and HEAD; anything else gets 405; a
-    request with a body gets 413 before any of it is read: crovia_spider/web/bounded.py)."""
-    web = server.Site(PublishedDirectory(root), requestFactory=limited(0))  # no request bodies
+    request with a body gets 413 before any of it is read), each request read within
+    `request_seconds` and at most `max_connections` open, `max_per_address` from one address
+    (crovia_spider/web/bounded.py)."""
+    web = BoundedSite(
+        PublishedDirectory(root),
+        requestFactory=limited(0),  # no request bodies
+        request_seconds=request_seconds,
+        max_connections=max_connections,
+        max_per_address=max_per_address,
+    )
     web.displayTracebacks = False
     return web
