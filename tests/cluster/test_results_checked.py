@@ -9,16 +9,22 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+import nacl.signing
 import orjson
 import pytest
 
 from crovia_spider.cluster.jobs import (
     JOB_SCHEMA,
     Job,
+    JobRefused,
     ResultRefused,
+    clamp_settings,
     decode_job,
     decode_result,
     encode_result,
+    is_allowed,
+    parse_allowed,
+    verified_job,
 )
 from crovia_spider.config.feeds import FeedConfig
 from tests.cluster.sample_result import sample_result
@@ -217,3 +223,64 @@ def test_a_job_reads_back_to_itself_and_a_bad_one_says_why() -> None:
 
 def test_the_digest_the_sample_cites_is_its_body() -> None:
     assert hashlib.sha256(BODY).hexdigest() == DIGEST
+
+
+def test_a_jobs_settings_are_held_to_the_workers_own_ceilings() -> None:
+    own = {"DOWNLOAD_MAXSIZE": "16777216", "CROVIA_PARSE_SECONDS": "120",
+           "CROVIA_PARSE_MEMORY_MB": "512", "CROVIA_SITEMAP_BYTES": "1000",
+           "CROVIA_MAX_ENTRIES_PER_FEED": "2000"}  # fmt: skip
+    asked = {"DOWNLOAD_MAXSIZE": "0", "CROVIA_PARSE_SECONDS": "99999",
+             "CROVIA_PARSE_MEMORY_MB": "-1", "CROVIA_SITEMAP_BYTES": "10",
+             "CROVIA_MAX_ENTRIES_PER_FEED": "nan"}  # fmt: skip
+    assert clamp_settings(asked, own) == {
+        "DOWNLOAD_MAXSIZE": "16777216", "CROVIA_PARSE_SECONDS": "120",
+        "CROVIA_PARSE_MEMORY_MB": "512", "CROVIA_SITEMAP_BYTES": "10",
+        "CROVIA_MAX_ENTRIES_PER_FEED": "2000",
+    }  # fmt: skip
+    for value in ("inf", "1e999", "x", "", "-5"):
+        assert clamp_settings({"DOWNLOAD_MAXSIZE": value}, own) == {"DOWNLOAD_MAXSIZE": "16777216"}
+    assert clamp_settings({"CROVIA_PARSE_SECONDS": "0.5"}, own) == {"CROVIA_PARSE_SECONDS": "0.5"}
+    # A worker whose own cap is "none" still never runs a job without one it asked for.
+    assert clamp_settings({"DOWNLOAD_MAXSIZE": "100"}, {"DOWNLOAD_MAXSIZE": "0"}) == {
+        "DOWNLOAD_MAXSIZE": "100"
+    }
+
+
+def test_only_the_hosts_a_workers_command_line_allows_are_internal_ones_it_may_reach() -> None:
+    """Addresses as data only: nothing here connects."""
+    allowed = parse_allowed(["127.0.0.2", "[::1]:8080", "Intranet.Example."])
+    for url, expected in (
+        ("http://127.0.0.2:9/x", True),
+        ("https://127.0.0.2/", True),
+        ("http://127.0.0.3/", False),
+        ("http://[::1]:8080/", True),
+        ("http://[::1]:8081/", False),
+        ("http://intranet.example/feed", True),
+        ("http://10.0.0.1/", False),
+        ("http://169.254.169.254/latest/meta-data/", False),
+        ("http://[::1:8080/", False),
+    ):
+        assert is_allowed(url, allowed) is expected, url
+    assert parse_allowed("127.0.0.2,localhost:80") == {("127.0.0.2", None), ("localhost", 80)}
+    for bad in ("a/b", "user@host", "host:99999", ":80", ""):
+        with pytest.raises(ValueError):
+            parse_allowed([bad])
+
+
+def test_a_job_runs_only_signed_by_the_pinned_key_and_unexpired() -> None:
+    key, other = nacl.signing.SigningKey(bytes(32)), nacl.signing.SigningKey(bytes([1]) * 32)
+    feed = FeedConfig(vendor="lab", url="https://lab.example/feed.xml")
+    job = Job("1-0", "run", "2026-12-03T00:00:00.000000Z", "vendor_press", feed, {}, {}, 2000)
+    fields = job.signed(key)
+    assert verified_job(fields, key.verify_key, now=1999) == job
+    for changed, reason in (
+        ({b"sig": b""}, "unsigned"),
+        (job.signed(other), "not signed by the pinned"),
+        ({b"job": fields[b"job"].replace(b"lab.example", b"127.0.0.1")}, "not signed by"),
+        ({b"sig": key.sign(fields[b"job"]).signature.hex().encode()}, "not signed by"),
+        ({b"sig": b"zz"}, "not signed by"),
+    ):
+        with pytest.raises(JobRefused, match=reason):
+            verified_job({**fields, **changed}, key.verify_key, now=1999)
+    with pytest.raises(JobRefused, match="expired"):
+        verified_job(fields, key.verify_key, now=2001)

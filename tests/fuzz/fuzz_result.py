@@ -2,8 +2,9 @@
 
 The first byte picks the parser. Even: the rest is a result's JSON, in a results-stream message
 beside one body (a fixture feed, under its sha256), through `decode_result` and the sequencer's
-`check_result` for a job of that feed: anything is refused with ResultRefused, never another
-error. Odd: the rest is a job's JSON through `decode_job`, which raises only ValueError.
+`check_result` for a job of that feed (which reads the body again): anything is refused with
+ResultRefused, never another error. Odd: the rest is a job's JSON, signed with a fuzz job key,
+through `verified_job` (JobRefused, a ValueError) and its settings through `clamp_settings`.
 (crovia_spider/cluster/jobs.py, crovia_spider/spiders/remote.py.)
 """
 
@@ -16,7 +17,16 @@ from pathlib import Path
 from tests.fuzz.harness import fuzz, instrumented
 
 with instrumented():
-    from crovia_spider.cluster.jobs import ResultRefused, decode_job, decode_result
+    import nacl.signing
+
+    from crovia_spider.cluster.jobs import (
+        JOB_SETTINGS,
+        JOB_SIGNED_PREFIX,
+        ResultRefused,
+        clamp_settings,
+        decode_result,
+        verified_job,
+    )
     from crovia_spider.config.feeds import FeedConfig
     from crovia_spider.feed.kinds import read_body
     from crovia_spider.runs.runlog import RunLog
@@ -45,11 +55,18 @@ class Sequencer(VendorPressSpider):
         self.body_reader = read_body
 
 
+JOB_KEY = nacl.signing.SigningKey(bytes(32))
+OWN = dict.fromkeys(JOB_SETTINGS, "100")
+
+
 def target(data: bytes) -> None:
     if not data:
         return
     if data[0] % 2:
-        decode_job(data[1:])
+        raw = data[1:]
+        signature = JOB_KEY.sign(JOB_SIGNED_PREFIX + raw).signature.hex().encode()
+        job = verified_job({b"job": raw, b"sig": signature}, JOB_KEY.verify_key, now=0)
+        clamp_settings(job.settings, OWN)
         return
     fields = {b"job": b"1-0", b"worker": b"fuzz", b"result": data[1:]}
     fields[b"body:" + DIGEST.encode()] = BODY
