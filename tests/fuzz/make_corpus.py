@@ -33,6 +33,7 @@ from ledger.tlog.note import Note, parse_note
 from ledger.tlog.proof import TlogProof, format_tlog_proof
 from ledger.tlog.rfc6962 import MemoryNodes, consistency_proof, inclusion_proof, leaf_hash, root_at
 from ledger.tlog.witness import format_request
+from tests.capture import hidden_pages
 from tests.fuzz.keys import LOG_KEY, LOG_SIGNER, ORIGIN, OTS_DIGEST, TSA_DATA, WITNESS_SIGNER
 from tests.vectors.make_vectors import sample_envelope
 
@@ -293,6 +294,13 @@ def _page_texts() -> None:
         "not_a_feed.html": (
             (ROOT / "tests/fixtures/bad/not_a_feed.html").read_bytes(),
             "text/html",
+        ),
+        # Every way of hiding a paragraph, and of only seeming to (capture/hidden.py).
+        "hidden.html": (
+            hidden_pages.page(
+                "".join([*hidden_pages.HIDDEN.values(), *hidden_pages.SHOWN.values()])
+            ),
+            "text/html; charset=utf-8",
         ),
     }
     for name, (body, content_type) in pages.items():
