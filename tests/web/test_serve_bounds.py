@@ -15,7 +15,7 @@ import selectors
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,7 +70,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def serve(published: Path) -> Iterator[callable]:
+def serve(published: Path) -> Iterator[Callable[..., Serve]]:
     started: list[Serve] = []
 
     def start(*args: str) -> Serve:
