@@ -115,6 +115,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "3600",
         "seconds the sequencer waits for a run's results before recording the rest unanswered",
     ),
+    "CROVIA_REDIS_NO_WORKER_SECONDS": (
+        "120",
+        "seconds a cluster run waits with no live worker before it gives up, its jobs withdrawn",
+    ),
     "CROVIA_REDIS_RESULT_BYTES": (
         "134217728",
         "bytes one worker's result may hold; the sequencer refuses a larger one unread",

@@ -18,12 +18,20 @@ behind holding the ledger's lock.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default, path_default, project_root
+
+# What a --redis value starts with; anything else is a vendor argparse gave to --redis.
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="crawl on a cluster (docs/cluster.md): ask its sequencer for the run and wait for"
         " its summary; the workers fetch, the sequencer signs",
     )  # fmt: skip
+    parser.add_argument(
+        "--wait", type=float, default=60.0, metavar="SECONDS",
+        help="with --redis: how long a sequencer has to take the request (default 60); past it"
+        " the request is withdrawn, never run later",
+    )  # fmt: skip
     parser.set_defaults(handler=cmd_crawl)
 
 
@@ -72,6 +85,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     from crovia_spider.schedule.children import crawl_command
 
     if args.redis is not None:
+        if args.redis and not args.redis.startswith(REDIS_SCHEMES):
+            # `crawl --redis VENDOR`: argparse gave the first vendor to --redis
+            args.vendors.insert(0, args.redis)
+            args.redis = env_default("CROVIA_REDIS_URL")
         if not args.redis:
             raise ConfigError("--redis needs a URL, or CROVIA_REDIS_URL set")
         return crawl_on_cluster(args)
@@ -95,20 +112,41 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 def crawl_on_cluster(args: argparse.Namespace) -> int:
     """`crawl --redis URL`: one crawl request per spider of the plan, each waited for; the
-    sequencer's exit status (the worst), and one line per run from its run record."""
-    from crovia_spider.cluster.connection import connect
-    from crovia_spider.cluster.sequencer import request_crawl, wait_answer
+    sequencer's exit status (the worst), and one line per run from its run record. A request no
+    sequencer takes within `--wait` seconds is withdrawn (exit 2); Ctrl-C or SIGTERM withdraws
+    it, or stops its run if a sequencer runs it already (exit 130 or 143)."""
+    from crovia_spider.cluster import keys
+    from crovia_spider.cluster.connection import ClusterError, connect, shown
+    from crovia_spider.cluster.sequencer import cancel_request, request_crawl
 
     if args.settings:
         raise ConfigError(
             "crawl --redis takes no -s: the sequencer's and the workers' settings apply"
         )
     client = connect(args.redis, ride_out=True)  # waits out a Redis restart, as the daemons
+    wait = max(1.0, args.wait)
+    if not client.exists(keys.SEQUENCER):
+        print(f"no sequencer runs against {shown(args.redis)}; waiting up to {wait:g} s for one"
+              " (crovia sequencer)", file=sys.stderr, flush=True)  # fmt: skip
     code = 0
     for spider, vendors in plan(args.vendors, args.skip, args.spider, _feeds_file([])):
-        request = request_crawl(client, spider, ",".join(vendors), ",".join(args.skip))
+        request = request_crawl(client, spider, ",".join(vendors), ",".join(args.skip),
+                                deadline=time.time() + wait)  # fmt: skip
         print(f"crawl {spider}: request {request} sent; waiting for the sequencer", flush=True)
-        answer = wait_answer(client, request) or {}
+        try:
+            with _stopped_by_signals():
+                answer = _answer(client, request, wait)
+        except KeyboardInterrupt as stop:
+            dropped = cancel_request(client, request)
+            what = "withdrawn, never to run" if dropped else "cancelled: its run stops"
+            print(f"crawl {spider}: stopped; request {request} {what}", file=sys.stderr)
+            return 128 + (stop.args[0] if stop.args else signal.SIGINT)
+        if answer is None:
+            cancel_request(client, request)
+            raise ClusterError(
+                f"no sequencer took request {request} within {wait:g} s (--wait): it is"
+                " withdrawn, never to run. Is `crovia sequencer` running? (crovia workers)"
+            )
         status = int(answer.get("exit", 1))
         record = answer.get("run") or {}
         totals = record.get("totals") or {}
@@ -117,7 +155,7 @@ def crawl_on_cluster(args: argparse.Namespace) -> int:
         print(
             f"crawl {spider}: run {record.get('run_id', '?')} {record.get('outcome', 'failed')},"
             f" {len(feeds)} feeds ({failed} failed), {totals.get('new', 0)} new,"
-            f" {totals.get('updated', 0)} updated, {totals.get('duplicate', 0)} unchanged,"
+            f" {totals.get('updated', 0)} updated, {totals.get('duplicate', 0)} duplicate,"
             f" {totals.get('dropped', 0)} dropped; exit {status}"
             + (f": {answer['error']}" if answer.get("error") else "")
         )
@@ -125,6 +163,34 @@ def crawl_on_cluster(args: argparse.Namespace) -> int:
         if status:
             break
     return code
+
+
+def _answer(client: Any, request: str, wait: float) -> dict[str, Any] | None:
+    """The sequencer's answer to `request`; None when no sequencer took it within `wait` s."""
+    from crovia_spider.cluster.sequencer import request_taken, wait_answer
+
+    deadline = time.monotonic() + wait
+    while not request_taken(client, request):
+        answer = wait_answer(client, request, timeout=1)
+        if answer is not None:
+            return answer
+        if time.monotonic() > deadline:
+            return None
+    return wait_answer(client, request)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt(SIGTERM) here, as SIGINT does, so both withdraw."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def plan(

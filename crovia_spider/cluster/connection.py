@@ -59,10 +59,11 @@ def _retry(url: str, retries: int, stop: Callable[[], bool] | None = None) -> An
 
         def call_with_retry(self, do: Any, fail: Any, *args: Any, **kwargs: Any) -> Any:
             def failed(error: Exception, *count: int) -> Any:
-                if not self.down:
+                if not self.down and retries != 0:
                     self.down = True
-                    log.warning("Redis at %s is unreachable (%s): retrying until it is back",
-                                shown(url), error)  # fmt: skip
+                    until = "until it is back" if retries < 0 else f"up to {retries} times"
+                    log.warning("Redis at %s is unreachable (%s): retrying %s",
+                                shown(url), error, until)  # fmt: skip
                 answer = fail(error, *count)
                 if stop is not None and stop():
                     raise error  # asked to stop: no more tries
@@ -89,9 +90,10 @@ def connect(url: str, ride_out: bool = False, stop: Callable[[], bool] | None = 
             url,
             socket_timeout=30,
             socket_connect_timeout=10,
-            retry=_retry(url, CLI_RETRIES),
+            retry=_retry(url, 0),  # one try: a Redis not there at the start is a usage error
         )
         client.ping()
+        client.set_retry(_retry(url, CLI_RETRIES))
         if ride_out:
             client.set_retry(_retry(url, -1, stop))
     except (ValueError, redis.RedisError) as exc:

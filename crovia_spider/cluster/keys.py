@@ -47,6 +47,12 @@ def done_key(request_id: str) -> str:
     return f"{PREFIX}done:{request_id}"
 
 
+def cancel_key(request_id: str) -> str:
+    """Set by a `crovia crawl --redis` that was stopped: its request is never run, or its run
+    stops (the sequencer reads it before and while running the request)."""
+    return f"{PREFIX}cancel:{request_id}"
+
+
 def worker_key(name: str) -> str:
     """A live worker's hash (host, pid, started, heartbeat, jobs), expiring when it goes silent."""
     return f"{PREFIX}worker:{name}"

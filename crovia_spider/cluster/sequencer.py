@@ -319,6 +319,11 @@ class Sequencer:
             log.error("crawl request %s refused: %s", request_id, exc)
             self._answer(request_id, {"exit": 2, "error": f"request refused: {exc}"})
             return
+        dropped = self._dropped(request_id, request.get("deadline"))
+        if dropped:
+            log.warning("crawl request %s dropped: %s", request_id, dropped)
+            self._answer(request_id, {"exit": 2, "error": f"request dropped: {dropped}"})
+            return
         argv = [*crawl_command(), "crawl", spider]
         if vendor:
             argv += ["-a", f"vendor={vendor}"]
@@ -348,6 +353,16 @@ class Sequencer:
         record = self._run_record(run_id, runs_from)
         self._answer(request_id, {"exit": status, "run": record})
         runstate.forget(self.directory, request_id)
+
+    def _dropped(self, request_id: str, deadline: Any) -> str:
+        """Why a request is not run ("" when it is): its requester cancelled it, or nobody took
+        it before its deadline (a `crawl --redis` that stopped waiting, or a request left
+        queued while no sequencer ran): never run later than its requester waited."""
+        if self.redis.exists(keys.cancel_key(request_id)):
+            return "cancelled by its requester"
+        if type(deadline) in (int, float) and deadline and time.time() > deadline:
+            return f"not taken before its deadline ({deadline:.0f}, Unix time)"
+        return ""
 
     def _wait_child(self) -> int:
         import redis
@@ -426,11 +441,31 @@ def _described(claim: dict[str, Any]) -> str:
     )
 
 
-def request_crawl(client: Any, spider: str, vendor: str = "", skip: str = "") -> str:
-    """Post a crawl request for the sequencer; its id (wait on `keys.done_key(id)`)."""
+def request_crawl(
+    client: Any, spider: str, vendor: str = "", skip: str = "", deadline: float = 0
+) -> str:
+    """Post a crawl request for the sequencer; its id (wait on `keys.done_key(id)`). A sequencer
+    that takes it after `deadline` (Unix time; 0: none) drops it unrun."""
     ensure_group(client, keys.RUNS, keys.RUNS_GROUP)
-    body = {"spider": spider, "vendor": vendor, "skip": skip, "requested_at": utc_now_micro()}
+    body = {"spider": spider, "vendor": vendor, "skip": skip, "requested_at": utc_now_micro(),
+            "deadline": int(deadline)}  # fmt: skip
     return text(client.xadd(keys.RUNS, {"request": json.dumps(body)}))
+
+
+def request_taken(client: Any, request_id: str) -> bool:
+    """True once a sequencer has taken the request (it is pending with the sequencers' group)."""
+    found = client.xpending_range(keys.RUNS, keys.RUNS_GROUP, request_id, request_id, 1)
+    return bool(found)
+
+
+def cancel_request(client: Any, request_id: str) -> bool:
+    """Cancel a request: never run if no sequencer took it yet (deleted), else its run stops.
+    True when it was deleted before any sequencer took it."""
+    client.set(keys.cancel_key(request_id), 1, ex=ANSWER_SECONDS)  # first: no race with a take
+    if request_taken(client, request_id):
+        return False
+    client.xdel(keys.RUNS, request_id)
+    return True
 
 
 def wait_answer(client: Any, request_id: str, timeout: float = 0) -> dict[str, Any] | None:

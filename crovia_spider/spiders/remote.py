@@ -83,6 +83,10 @@ RESULT_BYTES = 128 << 20
 _RUN_FIELDS = ("run_id", "started_at", "spider", "jobs", "ledger_bytes")
 # How long the sequencer waits before looking at an idle results stream again (doubling).
 _POLL_MIN, _POLL_MAX = 0.05, 0.5
+# How long a run waits with no worker alive before it gives up (CROVIA_REDIS_NO_WORKER_SECONDS),
+# and how often it looks for a cancellation or a live worker.
+NO_WORKER_SECONDS = 120.0
+_LOOK_EVERY = 2.0
 
 
 def remote_role(settings: Any) -> str:
@@ -310,10 +314,23 @@ class RemoteRoles:
         reader = BoundedReader(self.redis, *result_caps(self.settings))
         self.body_reader = body_reader(self.settings)
         pause = _POLL_MIN
+        no_worker = self.settings.getfloat("CROVIA_REDIS_NO_WORKER_SECONDS", NO_WORKER_SECONDS)
+        alive_at, looked_at, gave_up = time.monotonic(), 0.0, ""
         try:
             while len(answered) < len(jobs) and time.monotonic() < deadline:
                 if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
                     return
+                now = time.monotonic()
+                if now - looked_at >= _LOOK_EVERY:
+                    looked_at = now
+                    cancelled, alive = await asyncio.to_thread(self._cancelled_or_alive)
+                    alive_at = now if alive else alive_at
+                    if cancelled:
+                        gave_up = "cancelled by its requester (crovia crawl --redis stopped)"
+                    elif now - alive_at > no_worker:
+                        gave_up = f"no worker alive for {no_worker:g} s: the run gives up"
+                    if gave_up:
+                        break
                 try:
                     # Looked up before reading: a job acknowledged by now has its result in it.
                     settled = await asyncio.to_thread(self.jobs_done, set(refused) - answered)
@@ -328,7 +345,7 @@ class RemoteRoles:
                     for batch in batches(items):
                         yield batch
                 if found:
-                    pause = _POLL_MIN
+                    pause, alive_at = _POLL_MIN, time.monotonic()
                     continue
                 # Every result sent before `settled` was looked up has been read.
                 for job_id in settled - answered:
@@ -342,10 +359,13 @@ class RemoteRoles:
                 close()
         if len(answered) < len(jobs):
             missing = len(jobs) - len(answered)
-            self.run.problems.append(
-                f"{missing} job(s) unanswered after {timeout:g} s (CROVIA_REDIS_RUN_TIMEOUT):"
-                " are workers running? (crovia workers)"
+            why = gave_up or (
+                f"unanswered after {timeout:g} s (CROVIA_REDIS_RUN_TIMEOUT): are workers"
+                " running? (crovia workers)"
             )
+            self.run.problems.append(f"{missing} job(s) withdrawn, {why}")
+            # Never done later for a run that has ended: the jobs leave the queue.
+            await asyncio.to_thread(self.redis.xdel, keys.JOBS, *(set(jobs) - answered))
         # A crawl that downloads nothing is found idle when start() ends, else only on Scrapy's
         # 5 s heartbeat: end once the items are through the pipelines, and the run closes then.
         slot = self.crawler.engine.scraper.slot
@@ -410,6 +430,12 @@ class RemoteRoles:
         derived = derive(self, feed, claimed, bodies)
         agree(claimed, derived)
         return derived.fetch, derived.outcome, derived.kept, derived.items
+
+    def _cancelled_or_alive(self) -> tuple[bool, bool]:
+        """(the run's requester cancelled it, some worker lives), in one round trip and a scan."""
+        cancelled = bool(self.redis.exists(keys.cancel_key(self.remote_request)))
+        alive = next(self.redis.scan_iter(match=keys.WORKERS_PATTERN, count=1000), None)
+        return cancelled, alive is not None
 
     def jobs_done(self, job_ids: set[str]) -> set[str]:
         """Those of `job_ids` no longer in the jobs stream: their worker acknowledged them."""
