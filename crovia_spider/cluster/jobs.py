@@ -20,6 +20,7 @@ signed).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import re
@@ -266,8 +267,8 @@ def check_fields(cls: type, data: Any, what: str, leave_out: tuple[str, ...] = (
     `dict[str, int]` holds only those). Raises ResultRefused naming `what` and the field."""
     if type(data) is not dict:
         raise ResultRefused(f"{what} is not an object")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls) if f.name not in leave_out]
+    hints, fields = _fields_of(cls)
+    names = [name for name in fields if name not in leave_out]
     extra = sorted(set(data) - set(names))
     if extra:
         raise ResultRefused(f"{what} has fields it may not have: {', '.join(extra)[:200]}")
@@ -277,6 +278,13 @@ def check_fields(cls: type, data: Any, what: str, leave_out: tuple[str, ...] = (
         if not _is(data[name], hints[name]):
             raise ResultRefused(f"{what}: {name} is not of the type {_shown(hints[name])}")
     return data
+
+
+@functools.cache
+def _fields_of(cls: type) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A dataclass's resolved type hints and field names (resolving them costs more than the
+    checks of a whole result: once a class)."""
+    return typing.get_type_hints(cls), tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _is(value: Any, hint: Any) -> bool:
