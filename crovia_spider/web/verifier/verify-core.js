@@ -1017,7 +1017,8 @@
           continue;
         }
         if (name === "known_chain") {
-          const followed = chain.records.length + (trust ? trust.records.length : 0);
+          // A record in both the receipt's key_rotations and the site's trust root is one record.
+          const followed = new Set([...chain.records, ...(trust ? trust.records : [])].map(canonical)).size;
           if (followed) checks.push({ name: "key_rotation", ok: true, message: `${followed} rotation record(s) checked` });
           continue;
         }
