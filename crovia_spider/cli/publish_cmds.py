@@ -13,7 +13,7 @@ from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, optional_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,9 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "dir",
         nargs="?",
         type=Path,
-        default=Path(env_default("CROVIA_PUBLISH_DIR"))
-        if env_default("CROVIA_PUBLISH_DIR")
-        else None,
+        default=optional_path("CROVIA_PUBLISH_DIR"),  # relative: from the project root
         metavar="DIR",
         help="publish directory (default: $CROVIA_PUBLISH_DIR)",
     )

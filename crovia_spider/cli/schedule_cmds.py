@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.options import env_default, path_default, project_root
+from crovia_spider.options import env_default, optional_path, path_default, project_root
 
 if TYPE_CHECKING:
     from crovia_spider.schedule.config import Job
@@ -163,7 +163,7 @@ def _serve_metrics(host: str, port: int) -> None:
 
     from crovia_spider.runs.metrics import serve
 
-    publish = path_default("CROVIA_PUBLISH_DIR") if env_default("CROVIA_PUBLISH_DIR") else None
+    publish = optional_path("CROVIA_PUBLISH_DIR")
     try:
         server, _thread = serve(path_default("CROVIA_LEDGER_DIR"), publish, host, port)
     except OSError as exc:
