@@ -195,7 +195,10 @@ class _Dispatcher:
         self.slot.start()
         while (job := self.jobs.get()) is not None:
             fn, args, what, loop, answer = job
-            outcome = self.slot.run(fn, args, what)
+            try:
+                outcome = self.slot.run(fn, args, what)
+            except Exception as exc:  # a fault here must not leave the job unanswered
+                outcome = (RAISED, exc)
             with contextlib.suppress(RuntimeError):  # a closed loop: the crawl has ended
                 loop.call_soon_threadsafe(_answer, answer, outcome)
         self.slot.close()

@@ -169,24 +169,23 @@ class Crawl:
 
     def __init__(self, tmp: Path, *args: str) -> None:
         self.seen: set[tuple[int, str]] = set()
-        self.proc = subprocess.Popen(
-            [str(BIN / "crovia"), "crawl", *SETTINGS, *args],
-            cwd=PROJECT_ROOT,
-            env=crawl_env(tmp, CROVIA_POLITE_DELAYS="0"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # a file, not a pipe: a process that outlives the crawl (the bug) must not hold the test
+        self._log = tmp / "crawl.stderr"
+        with self._log.open("w") as log:
+            self.proc = subprocess.Popen(
+                [str(BIN / "crovia"), "crawl", *SETTINGS, *args],
+                cwd=PROJECT_ROOT,
+                env=crawl_env(tmp, CROVIA_POLITE_DELAYS="0"),
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         self.ended: float | None = None
-        self.stderr = ""
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
 
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        self.stderr = self.proc.stderr.read()
+    @property
+    def stderr(self) -> str:
+        return self._log.read_text(errors="replace")
 
     def _watch(self) -> None:
         while self.proc.poll() is None:
@@ -203,12 +202,8 @@ class Crawl:
             code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill_all()
-            self._reader.join(10)
-            self.proc.stderr.close()  # type: ignore[union-attr]
             pytest.fail(f"the crawl did not end within {timeout:g} s: {self.stderr[-3000:]}")
         self._watcher.join()
-        self._reader.join(MARGIN)  # until every holder of the pipe (the crawl's tree) is gone
-        self.proc.stderr.close()  # type: ignore[union-attr]
         return code
 
     def kill_all(self) -> None:
