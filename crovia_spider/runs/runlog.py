@@ -79,6 +79,12 @@ class FeedOutcome:
         """True when the feed answered 200 or 304 and was not refused or cut short."""
         return not self.error and self.status in (200, 304)
 
+    @property
+    def interrupted(self) -> bool:
+        """True when the crawl was stopped before the feed was asked for: not fetched, and no
+        failure either (the summary, the feed state and the metrics say so)."""
+        return self.error == INTERRUPTED
+
 
 class RunLog:
     """The run being crawled. The ledger writer's thread bumps counters too, hence the lock."""

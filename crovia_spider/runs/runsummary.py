@@ -67,6 +67,10 @@ def log_summary(
             " (crovia feeds list --failing)")  # fmt: skip
     if streaks:
         say(_streak_line(streaks))
+    stopped = [feed.vendor for feed in feeds if feed.interrupted]
+    if stopped:
+        say(f"{len(stopped)} feeds not fetched: the crawl was stopped before they answered"
+            f" ({_names(stopped)}); not failures, the next crawl fetches them")  # fmt: skip
     for problem in record["problems"]:
         say(f"run {run.run_id}: {problem}")
     say(_run_line(run, record, feeds, seal))
@@ -94,7 +98,7 @@ def _failure_groups(feeds: list[FeedOutcome]) -> list[list[FeedOutcome]]:
     """The failed feeds by failure, the most common first (then in feed order)."""
     groups: dict[str, list[FeedOutcome]] = {}
     for feed in feeds:
-        if not feed.fetched:
+        if not feed.fetched and not feed.interrupted:
             groups.setdefault(failure_key(_state(feed)), []).append(feed)
     return sorted(groups.values(), key=lambda group: -len(group))
 
@@ -140,15 +144,20 @@ def _streak_line(streaks: Sequence[tuple[str, int, str]]) -> str:
 def _run_line(run: RunLog, record: dict[str, Any], feeds: list[FeedOutcome], seal: str) -> str:
     ok = sum(1 for f in feeds if f.fetched and not f.not_modified)
     unchanged = sum(1 for f in feeds if f.fetched and f.not_modified)
-    failed = len(feeds) - ok - unchanged
+    stopped = sum(1 for f in feeds if f.interrupted)
+    failed = len(feeds) - ok - unchanged - stopped
     totals = record["totals"]
     offline = feeds and all(f.error.startswith("DNS lookup failed") for f in feeds)
+    fetched = f"feeds {ok} ok, {unchanged} unchanged, {failed} failed" + (
+        f", {stopped} not fetched" if stopped else ""
+    )
+    items = (
+        f"items {totals['new']} new, {totals['updated']} updated, {totals['dropped']} dropped,"
+        f" {totals['duplicate']} duplicate"
+    )
     return (
-        f"run {run.run_id} {record['outcome']} in {_elapsed(record):.1f}s:"
-        f" feeds {ok} ok, {unchanged} unchanged, {failed} failed;"
-        f" items {totals['new']} new, {totals['updated']} updated, {totals['dropped']} dropped,"
-        f" {totals['duplicate']} duplicate; {seal or 'not sealed'}"
-        + (f"; {OFFLINE}" if offline else "")
+        f"run {run.run_id} {record['outcome']} in {_elapsed(record):.1f}s: {fetched}; {items};"
+        f" {seal or 'not sealed'}" + (f"; {OFFLINE}" if offline else "")
     )
 
 
