@@ -364,7 +364,7 @@ def test_results_refused_are_recorded_never_signed_and_the_real_ones_count(
         assert "does not match its digest" in reasons["h2_0"]
         assert "not JSON" in reasons["h2_1"]
         assert "fetched_at is not of the type" in reasons["h2_2"]
-        assert "an item names another source, spider or run" in reasons["h2_3"]
+        assert "parent_run_hash is not what its body gives" in reasons["h2_3"]
         assert queue["refused"] == 4
         (record,) = run_records(ledger_dir)
         for vendor, reason in reasons.items():
