@@ -314,6 +314,7 @@ def test_oversized_results_are_refused_unread_and_the_run_finishes(
                 stop.set()
                 sampler.join()
         assert f"{len(feeds)} feeds (0 failed)" in out, out
+        print(f"sequencer's children, peak RSS: {max(peaks.values()) / (1 << 20):.0f} MiB")
         assert peaks and max(peaks.values()) < PEAK_BOUND, {p: v >> 20 for p, v in peaks.items()}
         (record,) = run_records(tmp_path / "ledger")
         assert any("over the cap" in p and "not read" in p for p in record["problems"])
