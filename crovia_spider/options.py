@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -208,6 +209,18 @@ def _intervals() -> Kind:
     return Kind("growing intervals above 0 such as 1h,1d,7d,30d (units s, m, h, d)", read)
 
 
+def _date() -> Kind:
+    def read(value: Any) -> str:
+        text = _text_of(value)
+        if text and not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+            raise ValueError
+        if text:
+            date.fromisoformat(text)  # ValueError for a day no calendar has
+        return text
+
+    return Kind("a date YYYY-MM-DD, or nothing", read)
+
+
 def _pinned_key() -> Kind:
     def read(value: Any) -> str:
         text = _text_of(value)
@@ -277,6 +290,16 @@ OPTIONS: dict[str, Setting] = {
         "268435456",
         _whole(1, 64 * _GiB, "bytes"),
         "bytes of sitemaps one source may read per crawl, uncompressed; past them none are read",
+    ),
+    "CROVIA_OAI_PAGES": Setting(
+        "100",
+        _whole(1, 100_000, "requests"),
+        "requests one OAI-PMH harvest makes at most; the days after are not asked",
+    ),
+    "CROVIA_OAI_FROM": Setting(
+        "",
+        _date(),
+        "for one crawl: the first day an OAI-PMH harvest lists (to harvest a gap again)",
     ),
     "CROVIA_CAPTURE": Setting(
         "1", _flag(), "1: capture the pages of items of sources with `capture`; 0: never"

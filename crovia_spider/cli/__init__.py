@@ -28,6 +28,7 @@ import typing
 
 from crovia_spider import __version__
 from crovia_spider.cli.ledger_args import print_json
+from crovia_spider.exceptions import CroviaError
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -50,6 +51,7 @@ COMMANDS = {
     "body": "crovia_spider.cli.body_cmds",
     "capture": "crovia_spider.cli.capture_cmds",
     "diff": "crovia_spider.cli.capture_cmds",
+    "changes": "crovia_spider.cli.changes_cmds",
     "export": "crovia_spider.cli.export_cmds",
     "crawl": "crovia_spider.cli.crawl_cmds",
     "worker": "crovia_spider.cli.cluster_cmds",
@@ -65,6 +67,9 @@ COMMANDS = {
     "serve": "crovia_spider.cli.web_cmds",
 }
 SUBCOMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+# The commands that start crawls check every setting first (crovia_spider/config/settings_check.py;
+# `feeds check` and `doctor` check them in their handlers, to say so).
+CHECKS_SETTINGS = frozenset({"crawl", "capture", "schedule", "worker", "sequencer"})
 # Options `crovia` itself takes before the command that take no value and print nothing.
 _QUIET_TOP_OPTIONS = frozenset({"-v", "--verbose"})
 
@@ -179,10 +184,20 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{exc.usage}{exc}", file=sys.stderr)
         return EXIT_USAGE
+    except CroviaError as exc:  # a setting an option's default reads is wrong
+        if wants_json:
+            print_json(failure(exc, EXIT_USAGE))
+        else:
+            print(f"crovia: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "logs", True):  # a command that logs nothing sets logs=False
         _configure_logging(args.verbose)
     code = EXIT_OK
     try:
+        if args.command in CHECKS_SETTINGS:  # before anything starts: one line, exit 2
+            from crovia_spider.config.settings_check import check_command_line
+
+            check_command_line(getattr(args, "settings", ()))
         code = args.handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from crovia_spider.cli.crawl_cmds import settings_option
 from crovia_spider.exceptions import ConfigError
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, setting
 
 
 def redis_option(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="jobs one child crawl takes at most (default 20)",
     )  # fmt: skip
     worker.add_argument(
-        "--job-timeout", type=float, default=float(env_default("CROVIA_JOB_TIMEOUT")),
+        "--job-timeout", type=float, default=setting("CROVIA_JOB_TIMEOUT"),
         metavar="SECONDS",
         help="take over a job another worker left silent this long (CROVIA_JOB_TIMEOUT)",
     )  # fmt: skip

@@ -48,10 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     listing.set_defaults(handler=list_feeds)
     check = commands.add_parser(
-        "check", help="validate feeds.toml, classify.toml and schedule.toml, without crawling",
-        description="Load the feed list, the classification rules and the schedule as a crawl and"
-        " the scheduler would. Exit 0 when all are valid; exit 2 naming the file, the entry and"
-        " the key at fault. Starts no crawler, so it answers at once.",
+        "check", help="validate the settings, feeds.toml, classify.toml and schedule.toml",
+        description="Check every CROVIA_* setting of the environment (crovia_spider/options.py),"
+        " then load the feed list, the classification rules and the schedule as a crawl and the"
+        " scheduler would. Exit 0 when all are valid; exit 2 naming the setting, its value and"
+        " what it takes, or the file, the entry and the key at fault. Starts no crawler, so it"
+        " answers at once; `crovia doctor` checks the rest of what a crawl reads.",
     )  # fmt: skip
     _feeds_file(check)
     check.add_argument(
@@ -168,19 +170,27 @@ def _minute(when: object) -> str:
 
 
 def check_config(args: argparse.Namespace) -> int:
-    """Load every config file the crawl and the scheduler read, as they would; ConfigError
-    (exit 2, naming file, entry and key) for the first that is wrong."""
+    """Check every setting, then load every config file the crawl and the scheduler read, as
+    they would; ConfigError (exit 2, naming the setting and its value, or file, entry and key)
+    for the first that is wrong."""
     from crovia_spider.config.feeds import load_feeds
     from crovia_spider.config.ruleset import load_ruleset
+    from crovia_spider.config.settings_check import check_environment
     from crovia_spider.schedule.config import load_schedule
 
+    settings = check_environment()
+    print(f"settings: {len(settings)} CROVIA_* settings, all valid")
     feeds = load_feeds(args.feeds_file)
     enabled = sum(1 for feed in feeds if feed.enabled)
     print(f"{args.feeds_file}: {len(feeds)} feeds ({enabled} enabled)")
     ruleset = load_ruleset(args.classify_file)
     print(f"{args.classify_file}: {len(ruleset.rules)} rules (version {ruleset.version})")
     if args.schedule_file.exists():
-        print(f"{args.schedule_file}: {len(load_schedule(args.schedule_file))} jobs")
+        from crovia_spider.cli.schedule_cmds import check_crawl_config
+
+        jobs = load_schedule(args.schedule_file)
+        check_crawl_config(jobs)  # each job's own -s settings, and the files they name
+        print(f"{args.schedule_file}: {len(jobs)} jobs")
     else:
         print(f"{args.schedule_file}: not there (only `crovia schedule` needs it)")
     return EXIT_OK

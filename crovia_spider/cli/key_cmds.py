@@ -23,7 +23,7 @@ from crovia_spider.cli.ledger_args import (
     require_ledger,
 )
 from crovia_spider.cli.output import check_output, force_flag, write_output
-from crovia_spider.options import env_default, path_default
+from crovia_spider.options import env_default, path_default, setting
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -108,7 +108,7 @@ def _add_rotate_key(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--lock-timeout",
         type=float,
-        default=float(env_default("CROVIA_LOCK_TIMEOUT")),
+        default=setting("CROVIA_LOCK_TIMEOUT"),
         help="seconds to wait for the writer lock (default: %(default)s)",
     )
     json_flag(parser)

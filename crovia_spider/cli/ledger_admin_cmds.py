@@ -21,7 +21,7 @@ from crovia_spider.cli.ledger_args import (
     print_json,
     require_ledger,
 )
-from crovia_spider.options import env_default, path_default
+from crovia_spider.options import env_default, path_default, setting
 
 if TYPE_CHECKING:
     from ledger.audit import AuditReport, BodiesReport
@@ -53,7 +53,7 @@ def _add_seal(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--lock-timeout",
         type=float,
-        default=float(env_default("CROVIA_LOCK_TIMEOUT")),
+        default=setting("CROVIA_LOCK_TIMEOUT"),
         help="seconds to wait for the writer lock (default: %(default)s)",
     )
     json_flag(parser)
@@ -270,7 +270,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from ledger.store import Ledger
 
     require_ledger(args.ledger_dir)
-    lock_timeout = float(env_default("CROVIA_LOCK_TIMEOUT"))
+    lock_timeout = setting("CROVIA_LOCK_TIMEOUT")
     with Ledger.open(args.ledger_dir, writer=True, lock_timeout=lock_timeout) as ledger:
         count = ledger.rebuild_index()
     print(f"reindexed {count} leaves in {args.ledger_dir}")

@@ -130,11 +130,13 @@ def _redis(url: str | None) -> str:
 
 
 def check_crawl_config(jobs: list[Job]) -> None:
-    """Load the feed list and the classification rules each crawl job will read (this
-    environment's, or a job's own `-s CROVIA_FEEDS_FILE=...`), as the crawl would. Raises
-    ConfigError naming the file and the entry: a mistake fails at start, not at every run."""
+    """Check each crawl job's own `-s` settings, and load the feed list and the classification
+    rules it will read (this environment's, or a job's own `-s CROVIA_FEEDS_FILE=...`), as the
+    crawl would. Raises ConfigError naming the job, the setting or the file and the entry: a
+    mistake fails at start, not at every run."""
     from crovia_spider.config.feeds import load_feeds
     from crovia_spider.config.ruleset import load_ruleset
+    from crovia_spider.config.settings_check import check_pairs
     from crovia_spider.exceptions import ConfigError
     from crovia_spider.options import resolve_path
 
@@ -144,7 +146,12 @@ def check_crawl_config(jobs: list[Job]) -> None:
         if job.spider is None:
             continue
         pairs = zip(job.args, job.args[1:], strict=False)
-        settings = dict(pair.split("=", 1) for flag, pair in pairs if flag == "-s" and "=" in pair)
+        given = [pair for flag, pair in pairs if flag == "-s" and "=" in pair]
+        try:
+            check_pairs(given)
+        except ConfigError as exc:
+            raise ConfigError(f"job {job.name!r}: {exc}") from None
+        settings = dict(pair.split("=", 1) for pair in given)
         for name, load in loaders:
             own = settings.get(name)
             path = resolve_path(own) if own else path_default(name)

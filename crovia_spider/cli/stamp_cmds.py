@@ -13,7 +13,7 @@ from pathlib import Path
 
 from crovia_spider.cli import EXIT_OK
 from crovia_spider.cli.ledger_args import json_flag, ledger_dir, print_json, require_ledger
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, setting
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=float(env_default("CROVIA_STAMP_TIMEOUT")),
+        default=setting("CROVIA_STAMP_TIMEOUT"),
         help="seconds one request may take in all (default: $CROVIA_STAMP_TIMEOUT or %(default)s)",
     )
     json_flag(parser)
@@ -53,7 +53,7 @@ def cmd_stamp(args: argparse.Namespace) -> int:
         print("nothing to do: set CROVIA_TSA_URLS and/or CROVIA_OTS_CALENDARS (docs/stamps.md)")
         return EXIT_OK
     stamper = Stamper(args.ledger_dir, HttpTransport(args.timeout), tsa_urls, calendars, roots)
-    lock_timeout = float(env_default("CROVIA_LOCK_TIMEOUT"))
+    lock_timeout = setting("CROVIA_LOCK_TIMEOUT")
     with Ledger.open(args.ledger_dir) as ledger, stamper.store.locked(lock_timeout):
         seals = list(ledger.seals())
         report = stamper.upgrade(seals) if args.upgrade else stamper.stamp(seals)

@@ -39,6 +39,7 @@ from scrapy.responsetypes import responsetypes
 from twisted.python.failure import Failure
 
 from crovia_spider.config.feeds import DEFAULT_KIND, FeedConfig, feeds_for_spider, load_feeds
+from crovia_spider.config.settings_check import check_crawler_settings
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.entries import entry_item
@@ -149,6 +150,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         logfilters.install()
         try:
             spider = super().from_crawler(crawler, *args, **kwargs)
+            checked = check_crawler_settings(crawler.settings)  # every setting, first
             from crovia_spider.spiders.spiderloader import (
                 code_spider_names,  # it imports this module
             )
@@ -161,8 +163,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
                 )
                 spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
             remote = spider.setup_remote(crawler)
-            memory_mb = _positive(crawler.settings, "CROVIA_PARSE_MEMORY_MB", int)
-            seconds = _positive(crawler.settings, "CROVIA_PARSE_SECONDS", float)
+            memory_mb = checked["CROVIA_PARSE_MEMORY_MB"]
+            seconds = checked["CROVIA_PARSE_SECONDS"]
         except ConfigError as exc:
             logging.getLogger(cls.name).critical("crawl refused: %s", exc)
             raise
@@ -578,16 +580,3 @@ def _header(response: Response, name: bytes) -> str:
     and a record over it would stop a crawl's issuing). A real one is far shorter."""
     value = response.headers.get(name)
     return value.decode("latin-1") if value and len(value) <= HEADER_CHARS else ""
-
-
-def _positive(settings: Any, name: str, kind: type[int] | type[float]) -> Any:
-    """The setting `name` as a number above 0, else a ConfigError naming it and its value."""
-    value = settings.get(name)
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        number = 0
-    if not number > 0 or number == float("inf"):
-        unit = "whole number" if kind is int else "number"
-        raise ConfigError(f"{name} must be a {unit} above 0, not {value!r}")
-    return number

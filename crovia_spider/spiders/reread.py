@@ -110,18 +110,12 @@ def kept_body_reader(ledger_dir: str | Path, *, cache: bool = True) -> KeptBodyR
     """The crawl's reader for the kept bodies of the ledger at `ledger_dir`: in its worker under
     CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS, each body read by the project's spider that
     received it, with the ledger's read-again cache unless `cache` is False. Close it when done.
-    Raises CroviaError when a ceiling is not above 0."""
-    from crovia_spider.exceptions import CroviaError
-    from crovia_spider.options import env_default
+    Raises ConfigError when a ceiling is not what its setting takes (crovia_spider/options.py)."""
+    from crovia_spider.options import setting
     from crovia_spider.spiders.project_spiders import project_spider
 
-    try:
-        memory_mb = int(env_default("CROVIA_PARSE_MEMORY_MB"))
-        seconds = float(env_default("CROVIA_PARSE_SECONDS"))
-    except ValueError:
-        memory_mb = seconds = 0
-    if not (memory_mb > 0 and 0 < seconds < float("inf")):
-        raise CroviaError("CROVIA_PARSE_MEMORY_MB and CROVIA_PARSE_SECONDS must be above 0")
+    memory_mb = setting("CROVIA_PARSE_MEMORY_MB")
+    seconds = setting("CROVIA_PARSE_SECONDS")
     return KeptBodyReader(ledger_dir, memory_mb, seconds, project_spider, cache=cache)
 
 
