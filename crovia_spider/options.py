@@ -450,6 +450,7 @@ _PEM = re.compile(r"-----BEGIN |PRIVATE\+KEY\+")  # a PEM block; a note signer k
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _PUBLIC_HEX = re.compile(r"[0-9a-fA-F]{64}")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")
+_PASSWORD = re.compile(r"(://[^/@:\s]*:)[^/@\s]*@")  # a URL's user:password@
 
 
 def key_material(text: str) -> str:
@@ -471,11 +472,13 @@ def key_material(text: str) -> str:
 
 
 def shown_value(value: Any) -> str:
-    """`value` as a message may show it: quoted; key material and long values never whole."""
+    """`value` as a message may show it: quoted; key material, a URL's password and long values
+    never whole."""
     text = value if isinstance(value, str) else str(value)
     what = key_material(text)
     if what:
         return f"<{what}, not shown>"
+    text = _PASSWORD.sub(r"\1***@", text)
     if len(text) > 80:
         return f"{text[:40]!r}... ({len(text)} characters)"
     return repr(text)

@@ -110,6 +110,9 @@ def test_key_material_and_long_values_are_never_shown_whole():
         assert "not shown" in str(refused.value)
     long = "x" * 500
     assert len(shown_value(long)) < 80 and "500 characters" in shown_value(long)
+    with pytest.raises(ConfigError) as refused:
+        read_setting("CROVIA_REDIS_URL", "http://ops:hunter2@127.0.0.1:6379/0", "environment")
+    assert "hunter2" not in str(refused.value) and "ops:***@127.0.0.1" in str(refused.value)
     # A path is shown as typed, even a long one.
     path = "/tmp/pytest-of-root/pytest-12/test_a_long_name0/ledger/and/more"
     assert shown_value(path) == repr(path)

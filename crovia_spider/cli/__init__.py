@@ -58,6 +58,7 @@ COMMANDS = {
     "sequencer": "crovia_spider.cli.cluster_cmds",
     "workers": "crovia_spider.cli.cluster_cmds",
     "feeds": "crovia_spider.cli.feeds_cmds",
+    "doctor": "crovia_spider.cli.doctor_cmds",
     "schedule": "crovia_spider.cli.schedule_cmds",
     "publish": "crovia_spider.cli.publish_cmds",
     "monitor": "crovia_spider.cli.monitor_cmds",
