@@ -11,17 +11,42 @@ export CROVIA_SIGNING_KEY_FILE ?= data/keys/signing.key
 CHROMIUM ?= /usr/bin/chromium
 export CROVIA_CHROMIUM := $(CHROMIUM)
 
-.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz pywb redis
+.PHONY: install browser crawl test check demo lint bench clean need-openssl fuzz pywb redis lock
 
 install: $(STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# Every package comes from requirements.lock: its version and the hashes of its files (README,
+# "Dependencies"), so an install is the same whatever the registries serve that day and whatever pip
+# the venv has (Debian's 23.0 too). pip checks each file's hash and that the lock holds every
+# dependency it meets; the project itself goes in editable. tests/test_lock.py fails (make test,
+# make check) when pyproject.toml and the lock disagree.
+LOCK := requirements.lock
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
+	$(call install-lock,$(BIN),$(LOCK))
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
+
+# $(call install-lock,VENV_BIN,LOCK): the lock's setuptools first, then the whole lock with it as
+# the build backend (no build isolation) of what is published as source only (surt, under wacz and
+# pywb), so no build fetches an unpinned, unhashed setuptools either.
+install-lock = awk '/^[a-z0-9]/ { pin = /^setuptools==/ } pin' $(2) \
+	  | $(1)/python -m pip install --quiet --require-hashes --no-deps -r /dev/stdin \
+	  && $(1)/python -m pip install --quiet --require-hashes --no-build-isolation -r $(2)
+
+# Re-resolves the locks after a change of pyproject.toml (or of PYWB_REQUIREMENT), keeping every
+# pin it still allows; `make lock UPGRADE=1` takes the newest of everything. Needs the network.
+# Universal (every platform and Python the project allows), every file's hash, every extra, and
+# the build backend (pyproject's build-system.requires).
+LOCK_FLAGS = --universal --generate-hashes --python-version 3.11 --system-certs --quiet \
+	--custom-compile-command 'make lock' $(if $(UPGRADE),--upgrade)
+lock: $(STAMP)
+	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' \
+	  | $(BIN)/uv pip compile pyproject.toml - --all-extras $(LOCK_FLAGS) -o $(LOCK)
+	printf '%s\n' '$(PYWB_REQUIREMENT)' 'setuptools>=68' \
+	  | $(BIN)/uv pip compile - $(LOCK_FLAGS) -o $(PYWB_LOCK)
 
 crawl: $(STAMP)
 	@test -f "$(CROVIA_SIGNING_KEY_FILE)" || $(BIN)/crovia keygen --out "$(CROVIA_SIGNING_KEY_FILE)"
@@ -92,16 +117,20 @@ $(REDIS_SERVER):
 
 # The replay test (tests/archive/test_replay.py) runs pywb from a venv of its own: pywb 2.10 pins
 # pyOpenSSL<26.2, so cryptography<48, which breaks our RFC 3161 code, and redis==2.10.6.
+# Locked as the project is: requirements-pywb.lock (`make lock` resolves PYWB_REQUIREMENT, and
+# setuptools to build surt).
 PYWB_VENV  := .venv-pywb
 PYWB_STAMP := $(PYWB_VENV)/.installed-stamp
+PYWB_LOCK  := requirements-pywb.lock
+PYWB_REQUIREMENT := pywb>=2.10,<3
 export CROVIA_PYWB_BIN := $(CURDIR)/$(PYWB_VENV)/bin
 test: $(PYWB_STAMP)
 
 pywb: $(PYWB_STAMP)
 
-$(PYWB_STAMP):
+$(PYWB_STAMP): $(PYWB_LOCK)
 	$(PYTHON) -m venv $(PYWB_VENV)
-	$(PYWB_VENV)/bin/pip install --quiet pywb
+	$(call install-lock,$(PYWB_VENV)/bin,$(PYWB_LOCK))
 	touch $@
 
 demo: $(STAMP) need-openssl

@@ -99,9 +99,11 @@ def fresh_copy(tmp_path_factory):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(PROJECT_ROOT / name, root / name)
     (root / ".venv").symlink_to(PROJECT_ROOT / ".venv")
-    # make would reinstall (into the shared venv, from the copy) if pyproject looked newer.
+    # make would reinstall (into the shared venv, from the copy) if pyproject.toml or the lock
+    # looked newer.
     stamp = (PROJECT_ROOT / ".venv" / ".installed-stamp").stat().st_mtime
-    os.utime(root / "pyproject.toml", (stamp - 1, stamp - 1))
+    for name in ("pyproject.toml", "requirements.lock"):
+        os.utime(root / name, (stamp - 1, stamp - 1))
     server = serve(DEMO_FEEDS)
     port = server.server_address[1]
     feeds = [(vendor, f"http://127.0.0.1:{port}/{name}") for name, vendor in VENDORS.items()]
