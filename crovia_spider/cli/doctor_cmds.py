@@ -177,8 +177,7 @@ def check_key(ledger_dir: Path, key_file: Path) -> Iterator[Finding]:
     """The key loads as the crawl loads it, and is the ledger's current key (its era)."""
     from ledger.exceptions import LedgerError
     from ledger.keys import key_id
-    from ledger.store import load_ledger_key
-    from ledger.store.writer_key import check_writer_key
+    from ledger.store import check_writer_key, load_ledger_key
 
     try:
         key = load_ledger_key(key_file, ledger_dir)

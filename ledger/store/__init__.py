@@ -41,6 +41,7 @@ _EXPORTS = {
     "Timeline": "timeline",
     "Versions": "index",
     "check_cited": "bodies",
+    "check_writer_key": "writer_key",
     "default_origin": "tlog_store",
     "fetched_feeds": "timeline",
     "item_timeline": "timeline.timeline",
