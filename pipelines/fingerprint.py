@@ -21,7 +21,9 @@ else the guid when it is an http(s) URL, else `guid:<vendor>:<percent-encoded gu
 Fingerprint (64 hex) = sha256(canonical_json(doc)) where doc is
 - arXiv: {"v": 1, "target_id", "arxiv_version", "title", "abstract"}; the abstract is the excerpt
   without arXiv's `arXiv:ID Announce Type: T` header, so one version listed as `new` in one
-  category and `cross` in another has one fingerprint, and a new version has a new one;
+  category and `cross` in another has one fingerprint, and a new version has a new one; an
+  OAI-PMH record's abstract is cut where its primary RSS listing's excerpt ends
+  (crovia_spider/feed/arxiv.py, `fingerprint_abstract`), so a paper read both ways is one version;
 - otherwise: {"v": 1, "target_id", "url", "title", "summary", "published"}, and `modified`, a
   sitemap URL's lastmod, when it has one (no other kind has it, so their fingerprints are as they
   were): a page whose lastmod changed is a new version of it.
@@ -31,10 +33,9 @@ Observation time, HTTP status, run and classification are left out: they are not
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any
 
-from crovia_spider.feed.arxiv import abs_url
+from crovia_spider.feed.arxiv import abs_url, fingerprint_abstract
 from crovia_spider.feed.identity import canonical_link, identity
 from crovia_spider.feed.urls import guid_identifier, web_url
 from crovia_spider.items import FeedEntryItem
@@ -43,7 +44,6 @@ from ledger.store import identity_digest
 from pipelines.stage import Stage
 
 FINGERPRINT_VERSION = 1
-_ARXIV_HEADER = re.compile(r"^arXiv:\S+\s+Announce Type:\s*\S+\s*(?:Abstract:\s*)?", re.I)
 
 
 def target_id(item: FeedEntryItem) -> str:
@@ -67,7 +67,7 @@ def fingerprint_doc(item: FeedEntryItem, target: str) -> dict[str, Any]:
             "target_id": target,
             "arxiv_version": item.arxiv["version"],
             "title": record["title"],
-            "abstract": _ARXIV_HEADER.sub("", record["summary_excerpt"], count=1),
+            "abstract": fingerprint_abstract(item.arxiv, record["summary_excerpt"]),
         }
     doc = {
         "v": FINGERPRINT_VERSION,

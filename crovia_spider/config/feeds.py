@@ -17,8 +17,11 @@ robots.txt naming sitemaps, "page" for an HTML listing page read with CSS `selec
 only) are lists of Python regular expressions searched in each page URL, as Scrapy's
 SitemapSpider `sitemap_rules` and LinkExtractor `allow` / `deny` take them: a URL is the source's
 when no `include` is given or one matches, and no `exclude` matches (docs/spider.md, "Source
-kinds"). `capture` (true or false; default true for kinds sitemap and page, false for the others
-and for arXiv's) captures each new or updated item's page (docs/spider.md, "Captures").
+kinds"). Kind "oaipmh" harvests arXiv's OAI-PMH interface (`url` its endpoint, no query): `set`
+(required: an OAI-PMH setSpec such as "cs") and `metadata_prefix` (only "arXivRaw", the default);
+oaipmh only, and only for an arXiv source (docs/spider.md, "arXiv, complete"). `capture` (true or
+false; default true for kinds sitemap and page, false for the others and for arXiv's) captures
+each new or updated item's page (docs/spider.md, "Captures").
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ DEFAULT_SPIDER = "vendor_press"
 ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
 DEFAULT_KIND = "feed"
-KINDS = ("feed", "jsonfeed", "sitemap", "page")  # a reader each: crovia_spider/feed/kinds.py
+# A reader each: crovia_spider/feed/kinds.py.
+KINDS = ("feed", "jsonfeed", "sitemap", "page", "oaipmh")
+OAIPMH_KIND = "oaipmh"
+OAI_PREFIXES = ("arXivRaw",)  # the metadata formats an "oaipmh" source is read in (feed/oaipmh.py)
+# An OAI-PMH setSpec: colon-separated parts of unreserved URI characters (the protocol's grammar).
+_SET_SPEC = re.compile(r"[A-Za-z0-9\-_.!~*'()]{1,50}(?::[A-Za-z0-9\-_.!~*'()]{1,50}){0,3}")
 PATTERN_KINDS = ("sitemap", "page")  # the kinds whose URLs `include` / `exclude` pick
 CAPTURE_KINDS = ("sitemap", "page")  # captured unless `capture = false` (FeedConfig.captures)
 SELECTORS = ("item", "link", "title", "date")  # a page's selectors; `date` may be left out
@@ -57,7 +65,7 @@ MAX_FEEDS = 10_000  # a feed list, and an OPML import into it; a crawl of them a
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a final newline by)
 _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
-    "relay", "kind", "include", "exclude", "selectors", "capture",
+    "relay", "kind", "include", "exclude", "selectors", "capture", "set", "metadata_prefix",
 }  # fmt: skip
 # A relay's name is read in every verifier's output: one short line of printable text.
 RELAY_CHARS = 80
@@ -84,6 +92,8 @@ class FeedConfig:
     # Capture each new or updated item's page (docs/spider.md "Captures"); None: the kind's
     # default (CAPTURE_KINDS), read through `captures`.
     capture: bool | None = None
+    oai_set: str = ""  # kind "oaipmh": the setSpec harvested (TOML key `set`)
+    metadata_prefix: str = ""  # kind "oaipmh": the metadata format asked for
 
     @property
     def captures(self) -> bool:
@@ -266,6 +276,7 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
             f"'include' and 'exclude' hold {signed:,} characters, more than {PATTERNS_CHARS:,}"
         )
     selectors = check_selectors(raw.get("selectors"), kind)
+    oai = check_oaipmh(raw, kind)
     if "relay" in raw:
         check_relay(raw["relay"])
     for key in ("enabled", "new_spider", "capture"):
@@ -277,7 +288,8 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     if delay is not None and not 0 <= delay <= 3600:
         raise ValueError("'delay' must be between 0 and 3600 seconds")
     delay = None if delay is None else float(delay)
-    return FeedConfig(**{**raw, **patterns, "selectors": selectors, "delay": delay})
+    fields = {k: v for k, v in raw.items() if k not in ("set", "metadata_prefix")}
+    return FeedConfig(**{**fields, **patterns, **oai, "selectors": selectors, "delay": delay})
 
 
 def _check_url(url: str) -> None:
@@ -309,6 +321,36 @@ def check_kind(kind: Any) -> None:
             f"'kind' = {kind!r} is not a source kind; kinds: {', '.join(KINDS)}"
             + did_you_mean(kind, list(KINDS))
         )
+
+
+def check_oaipmh(raw: dict[str, Any], kind: str) -> dict[str, str]:
+    """The `set` and `metadata_prefix` of an entry, checked, as FeedConfig fields: required (set)
+    and defaulted (metadata_prefix, "arXivRaw") for kind "oaipmh", whose `url` is an arXiv
+    source's endpoint without a query; refused for any other kind. Raises TypeError or ValueError
+    naming the key."""
+    given = [key for key in ("set", "metadata_prefix") if key in raw]
+    if kind != OAIPMH_KIND:
+        if given:
+            raise ValueError(f'{given[0]!r} is an option of kind "oaipmh", not of kind {kind!r}')
+        return {}
+    oai_set, prefix = raw.get("set"), raw.get("metadata_prefix", OAI_PREFIXES[0])
+    if not isinstance(oai_set, str) or not isinstance(prefix, str):
+        raise TypeError("kind 'oaipmh' needs 'set', a string such as 'cs' ('metadata_prefix' too)")
+    if not _SET_SPEC.fullmatch(oai_set):
+        raise ValueError(f"'set' = {oai_set!r} is not an OAI-PMH setSpec (such as \"cs\")")
+    if prefix not in OAI_PREFIXES:
+        raise ValueError(
+            f"'metadata_prefix' = {prefix!r}: kind \"oaipmh\" reads {', '.join(OAI_PREFIXES)}"
+        )
+    parts = urlsplit(raw["url"])
+    if parts.query or parts.fragment:
+        raise ValueError('kind "oaipmh" takes the endpoint\'s URL without a query or fragment')
+    probe = FeedConfig(vendor=raw["vendor"], url=raw["url"])
+    if probe.family != ARXIV_FAMILY:
+        raise ValueError(
+            'kind "oaipmh" reads arXiv\'s OAI-PMH interface: an arXiv host, or a vendor id arxiv_*'
+        )
+    return {"oai_set": oai_set, "metadata_prefix": prefix}
 
 
 def check_patterns(key: str, patterns: Any, kind: str) -> tuple[str, ...]:

@@ -4,7 +4,8 @@ A `[[feeds]]` entry's `kind` (crovia_spider/config/feeds.py, KINDS) names its re
 RSS, Atom and RDF through feedparser (body.py), "jsonfeed" is JSON Feed (jsonfeed.py), "sitemap" a
 sitemap, sitemap index or robots.txt (sitemap.py; the spider fetches the sitemaps an index names:
 crovia_spider/spiders/sitemap_walk.py), "page" an HTML listing page read with CSS selectors
-(listing.py). The spider,
+(listing.py), "oaipmh" one ListRecords page of arXiv's OAI-PMH interface (oaipmh.py; the spider
+follows its resumption tokens: crovia_spider/spiders/oaipmh_walk.py). The spider,
 the parser worker and its ceilings, the fetch record's counts and the pipelines are written once
 for every kind: only the reading differs. `read_body` is what the worker runs (ceilings.py).
 """
@@ -27,6 +28,7 @@ READERS: dict[str, Reader] = {
     "jsonfeed": lambda body, headers, options: parse_jsonfeed(body, headers),
     "sitemap": lambda body, headers, options: _sitemap()(body, headers, options),
     "page": lambda body, headers, options: _listing()(body, headers, options),
+    "oaipmh": lambda body, headers, options: _oaipmh()(body, headers, options),
 }
 
 
@@ -42,6 +44,12 @@ def _listing() -> Reader:
     from crovia_spider.feed.listing import parse_listing
 
     return parse_listing
+
+
+def _oaipmh() -> Reader:
+    from crovia_spider.feed.oaipmh import parse_oaipmh
+
+    return parse_oaipmh
 
 
 def read_body(

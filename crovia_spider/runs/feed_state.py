@@ -10,6 +10,9 @@ and Last-Modified only if that feed was fetched whole and every one of its items
 a crawl killed half-way leaves the old validators, so the next crawl refetches and nothing is
 skipped.
 
+An OAI-PMH source (kind "oaipmh") keeps the last day its harvests listed whole, with every record
+issued (`oai_complete_through`): its next harvest starts there.
+
 It also keeps each feed's health for `crovia feeds list` and the crawl summary: `last_success`
 (start of the last crawl that fetched it, 200 or 304), `last_new_item` (of the last crawl that
 issued one of its items), `failures` (crawls in a row that failed to fetch it; an interrupted crawl
@@ -100,6 +103,11 @@ def updated_state(ledger_dir: Path, run: RunLog) -> dict[str, dict[str, Any]]:
                 entry.pop("validated_body", None)
         if body is not None:  # the next fetch record says whether its body is this one
             entry["last_body_sha256"] = body.get("walk", body["sha256"])
+        if body is not None and body.get("oai_through") and _complete(feed):
+            # An OAI-PMH harvest's last day listed whole, all of it in the ledger: the next
+            # harvest starts there (crovia_spider/spiders/oaipmh_walk.py); never moved back.
+            kept = str(entry.get("oai_complete_through", ""))
+            entry["oai_complete_through"] = max(kept, body["oai_through"])
         entry["vendor"] = feed.vendor
         entry["last_run"] = {"run_id": run.run_id, "started_at": run.started_at, **_summary(feed)}
         _health(entry, feed, run.started_at)

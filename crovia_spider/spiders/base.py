@@ -74,6 +74,8 @@ from crovia_spider.spiders.fetches import (
     sent_validators,
     signed_entries,
 )
+from crovia_spider.spiders.oaipmh_walk import OAIPMH_KIND, Harvest, harvest, oai_request
+from crovia_spider.spiders.oaipmh_walk import check_settings as check_oai_settings
 from crovia_spider.spiders.remote import SEQUENCER, WORKER, RemoteRoles, remote_role
 from crovia_spider.spiders.sitemap_walk import (
     SITEMAP_KIND,
@@ -92,6 +94,10 @@ from ledger.fetch_record import (
     UNCHANGED_BODY,
     UNREADABLE_BODY,
 )
+
+# The kinds of several bodies a crawl (a walk): read under CROVIA_MAX_SITEMAP_URLS, their further
+# fetches a fetch record's parts.
+WALK_KINDS = (SITEMAP_KIND, OAIPMH_KIND)
 
 
 class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
@@ -162,6 +168,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
                     code_spider_names(modules),
                 )
                 spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
+            check_oai_settings(crawler.settings)
             remote = spider.setup_remote(crawler)
             memory_mb = checked["CROVIA_PARSE_MEMORY_MB"]
             seconds = checked["CROVIA_PARSE_SECONDS"]
@@ -201,6 +208,10 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             if feed.kind == SITEMAP_KIND:
                 yield sitemap_request(feed.url, feed, callback=callback, errback=errback)
                 continue
+            if feed.kind == OAIPMH_KIND:  # never conditional: a list of a day's records
+                entry = state.get(feed.url)
+                yield oai_request(feed, entry, self.settings, callback=callback, errback=errback)
+                continue
             headers = conditional_headers(state.get(feed.url))
             yield scrapy.Request(
                 feed.url,
@@ -213,7 +224,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
 
     def entry_limit(self, feed: FeedConfig) -> int:
         """The entries read of one fetch of `feed` (signed as the record's `entries.limit`)."""
-        return self.max_sitemap_urls if feed.kind == SITEMAP_KIND else self.max_entries
+        return self.max_sitemap_urls if feed.kind in WALK_KINDS else self.max_entries
 
     async def parse_feed(self, response: Response) -> AsyncIterator[FeedBatch]:
         """Record the fetch; on 200, yield the feed's complete entries, an item each, in batches
@@ -237,6 +248,9 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             parsed = await self.parser.parse(response.body, headers, feed.kind, feed.options)
         if feed.kind == SITEMAP_KIND and not parsed.failed:
             walk = await walk_sitemaps(self, Read(response, parsed, outcome.sha256), feed)
+            items, parsed = self.read_walk(walk, feed, observed_at)
+        elif feed.kind == OAIPMH_KIND and not parsed.failed:
+            walk = await harvest(self, Read(response, parsed, outcome.sha256), feed)
             items, parsed = self.read_walk(walk, feed, observed_at)
         else:
             items = list(self.read_entries(parsed, feed, response, observed_at))
@@ -265,7 +279,10 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             whole.excluded += parsed.excluded
             whole.error = whole.error or parsed.error
         whole.malformed_entries += walk.unread_parts
-        if not whole.entries and whole.excluded:  # never a silent "0 new" of a pattern's typo
+        if isinstance(walk, Harvest) and walk.summary:  # days not listed whole
+            whole.error = f"{walk.summary}; {whole.error}" if whole.error else walk.summary
+        elif not whole.entries and whole.excluded and feed.kind == SITEMAP_KIND:
+            # never a silent "0 new" of a pattern's typo
             picked = f"{whole.excluded} URL(s) in its sitemaps, none picked by include / exclude"
             whole.error = f"{whole.error}; {picked}" if whole.error else picked
         self.run.feeds[feed.vendor].parse_error = whole.error  # the walk's, not its last body's
@@ -298,6 +315,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             # The same source as last time: every body the same. No validators are stored for
             # a walk (crovia_spider/runs/feed_state.py): its requests are never conditional.
             kept["walk"] = walk.digest()
+        if isinstance(walk, Harvest) and walk.through:  # the feed state's, once all is issued
+            kept["oai_through"] = walk.through
         previous = self.state.get(feed.url, {}).get("last_body_sha256")
         fetch.outcome = UNCHANGED_BODY if previous == kept.get("walk", kept["sha256"]) else NEW_BODY
         fetch.entries = entries_read(items, parsed, self.entry_limit(feed))
@@ -381,7 +400,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             parsed = read_own_format(spider.parse_entries(response))
         else:
             parsed = parse(body, response_headers(response), feed.kind, feed.options)
-        if feed.kind == SITEMAP_KIND and not parsed.failed:
+        if feed.kind in WALK_KINDS and not parsed.failed:
             walk = Walk(bodies=[Read(response, parsed, record_body.get("body_sha256", ""))])
             try:
                 for part in read_parts(record_body.get("parts"), load, read):
@@ -437,7 +456,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             (MALFORMED_ENTRY, parsed.malformed_entries),
             (BEYOND_PROTOCOL, parsed.beyond_protocol),
             (UNREADABLE_FEED, parsed.lost_entries),
-            (OVER_URL_CAP if feed.kind == SITEMAP_KIND else OVER_CAP, len(over)),
+            (OVER_URL_CAP if feed.kind in WALK_KINDS else OVER_CAP, len(over)),
         ):
             if count:
                 self.run.drop(vendor, reason, count)

@@ -1,0 +1,318 @@
+"""An OAI-PMH source: arXiv's records harvested day by day, every resumption token followed.
+
+A `[[feeds]]` entry of kind "oaipmh" names arXiv's OAI-PMH endpoint and a set (`set = "cs"`). A
+harvest asks for the records of each day from its first to today, one list a day
+(`verb=ListRecords&metadataPrefix=arXivRaw&set=S&from=D&until=D`), and follows each list's
+resumption tokens to its end, one page after another, each with `engine.download_async`: every
+downloader middleware applies (the fetch policy, robots.txt, arXiv's politeness of one request
+every 3 s on one connection, the size cap, and the retries, which honour a `503`'s
+`Retry-After` up to RETRY_AFTER_MAX). The first day is the last one the source's state says was
+listed whole (`oai_complete_through`, crovia_spider/runs/feed_state.py), overlapped by that day as
+the protocol advises; for a source never harvested, FIRST_DAYS before today; `-s
+CROVIA_OAI_FROM=YYYY-MM-DD` sets it for one crawl (to harvest a gap again).
+
+The whole harvest is one fetch record (ledger/fetch_record.py), as a sitemap walk is: the first
+page is its `object.fetch` and `body_sha256`, every further request one of its `parts` with the
+body kept, and its `entries` the records of every page in order (a paper listed twice, by a list
+started again, once: `once_each`). What is bounded, each a part saying so and one unread entry:
+
+- a page the endpoint answers with an error (`badResumptionToken` after a token expired or was
+  used up, or a page that is not well-formed, refused or unreadable): a `badResumptionToken`
+  starts that day's list again, once; any other leaves the day unlisted;
+- a resumption token already followed in this harvest (a list that loops), or one that cannot be
+  followed (too long, a control character): the day's list stops there;
+- CROVIA_OAI_PAGES requests a harvest (default DEFAULT_PAGES): an endless chain of tokens stops
+  there, and the days after it are not asked;
+- CROVIA_MAX_SITEMAP_URLS records a harvest, as a sitemap walk's URLs (the walk asks for no more
+  once it holds them);
+- a page of more than 10,000 records, or declaring entities, is refused by the reader
+  (crovia_spider/feed/oaipmh.py).
+
+A day is complete (`complete_days`) when its list was read to its end (a page with an empty or no
+resumption token) with no break, and the day was over by the endpoint's clock (`responseDate`)
+when that page was answered; the harvest's `through` is the last day that is complete with every
+day before it, which the feed state keeps when every record reached the ledger. Coverage
+(crovia_spider/arxiv/coverage.py) reads the same days off the fetch record's parts and kept
+bodies, with the same `complete_days`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+import scrapy
+from scrapy.http import Response
+
+from crovia_spider.config.feeds import OAIPMH_KIND, FeedConfig
+from crovia_spider.exceptions import ConfigError
+from crovia_spider.feed.oaipmh import BAD_TOKEN, OaiPage
+from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
+from crovia_spider.spiders.sitemap_walk import Read, Walk
+
+__all__ = ["OAIPMH_KIND", "Harvest", "complete_days", "harvest", "oai_request"]
+
+DEFAULT_PAGES = 100  # requests a harvest makes at most (CROVIA_OAI_PAGES)
+FIRST_DAYS = 2  # a source's first harvest: today and the two days before
+MAX_DAYS = 3660  # days one harvest may ask for (CROVIA_OAI_FROM ten years back)
+NOT_READ = "OAI-PMH page not read"  # a run record's drop reason: a part that gave no records
+STATE_KEY = "oai_complete_through"  # the feed state's last day listed whole
+
+
+@dataclass
+class Harvest(Walk):
+    """What a harvest read (a Walk: bodies, parts, kept bodies), the days it asked for, those
+    listed to their end (`listed`) and complete (`complete`: listed, and over), and the last day
+    complete with every day before it (`through`, "" when none)."""
+
+    days: list[str] = field(default_factory=list)
+    listed: list[str] = field(default_factory=list)
+    complete: list[str] = field(default_factory=list)
+    through: str = ""
+    deleted: set[tuple[str, str]] = field(default_factory=set)  # (id, datestamp) listed deleted
+
+    @property
+    def summary(self) -> str:
+        """What the run record says of the harvest: the days not listed to their end, and the
+        deleted records listed ("" when neither). A day not over yet (today) is no fault."""
+        said = []
+        missing = [day for day in self.days if day not in self.listed]
+        if missing:
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            shown = ", ".join(missing[:5]) + more
+            said.append(f"harvest incomplete: {len(missing)} day(s) not listed whole ({shown})")
+        if self.deleted:
+            said.append(f"{len(self.deleted)} deleted record(s) listed")
+        return "; ".join(said)
+
+
+def check_settings(settings: Any) -> None:
+    """Raise ConfigError unless CROVIA_OAI_FROM (when set) is a date and CROVIA_OAI_PAGES a whole
+    number above 0: a crawl told them wrong must not start."""
+    forced = settings.get("CROVIA_OAI_FROM")
+    if forced:
+        try:
+            date.fromisoformat(str(forced))
+        except ValueError:
+            raise ConfigError(
+                f"CROVIA_OAI_FROM must be a date YYYY-MM-DD, not {forced!r}"
+            ) from None
+    pages = settings.get("CROVIA_OAI_PAGES", DEFAULT_PAGES)
+    try:
+        if int(pages) < 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"CROVIA_OAI_PAGES must be a whole number above 0, not {pages!r}"
+        ) from None
+
+
+def harvest_days(
+    entry: Mapping[str, Any] | None, forced: str = "", today: date | None = None
+) -> list[str]:
+    """The days a harvest asks for, oldest first, to `today` (UTC): from `forced`
+    (CROVIA_OAI_FROM), else the last day the source's state says was listed whole (listed again:
+    the overlap), else FIRST_DAYS before today; at most MAX_DAYS, the latest."""
+    today = today or datetime.now(UTC).date()
+    kept = (entry or {}).get(STATE_KEY)
+    try:
+        start = date.fromisoformat(forced or kept) if (forced or kept) else None
+    except (TypeError, ValueError):  # a state file edited by hand: start as a new source
+        start = None
+    if start is None:
+        start = today - timedelta(days=FIRST_DAYS)
+    count = min(MAX_DAYS, max(1, (today - start).days + 1))
+    return [(today - timedelta(days=n)).isoformat() for n in reversed(range(count))]
+
+
+def list_url(feed: FeedConfig, day: str) -> str:
+    """The request of the records of `feed`'s set whose datestamp is `day`."""
+    query = {"verb": "ListRecords", "metadataPrefix": feed.metadata_prefix, "set": feed.oai_set,
+             "from": day, "until": day}  # fmt: skip
+    return f"{feed.url}?{urlencode(query)}"
+
+
+def token_url(feed: FeedConfig, token: str) -> str:
+    """The request of the page a resumption token names."""
+    return f"{feed.url}?verb=ListRecords&resumptionToken={quote(token, safe='')}"
+
+
+def listed_day(url: str) -> str:
+    """The day a list request asks for ("" for a request of a resumption token, or no list)."""
+    try:
+        query = parse_qs(urlsplit(url).query)
+    except ValueError:
+        return ""
+    days = query.get("from") or [""]
+    return days[0] if days[0] == (query.get("until") or [""])[0] else ""
+
+
+def oai_request(
+    feed: FeedConfig, entry: Mapping[str, Any] | None, settings: Any, **kwargs: Any
+) -> scrapy.Request:
+    """The first request of a harvest of `feed` (its state `entry`): the list of its first day,
+    carrying the days to ask for after it."""
+    days = harvest_days(entry, str(settings.get("CROVIA_OAI_FROM") or ""))
+    meta = {"feed": feed, "oai_days": days}
+    return scrapy.Request(list_url(feed, days[0]), meta=meta, dont_filter=True, **kwargs)
+
+
+async def harvest(spider: Any, first: Read, feed: FeedConfig) -> Harvest:
+    """The harvest from its first page, `first` (see the module docstring)."""
+    days: list[str] = list(first.response.meta.get("oai_days") or [listed_day(first.response.url)])
+    walk = Harvest(days=days, bodies=[first])
+    pages = int(spider.settings.get("CROVIA_OAI_PAGES", DEFAULT_PAGES))
+    limit = spider.entry_limit(feed)
+    held, fetched, followed = len(first.parsed.entries), 1, set()
+    index, page, restarted = 0, first.parsed, False
+    walk.deleted.update(getattr(page, "deleted", ()))
+    while True:
+        url, restarted, index = _next(feed, walk, page, days, index, restarted, followed)
+        if url is None:
+            break
+        if walk.full():
+            why = f"a fetch record holds {len(walk.parts) + 1} parts at most"
+            walk.add({"url": url, "error": f"not fetched, nor any request after it: {why}"})
+            break
+        for cap, count, why in (
+            (pages, fetched, f"past the {pages} requests a harvest may make (CROVIA_OAI_PAGES)"),
+            (limit, held, f"the harvest holds the {limit:,} records a source may read a crawl"
+                          " (CROVIA_MAX_SITEMAP_URLS)"),
+        ):  # fmt: skip
+            if count >= cap:
+                walk.add({"url": url, "error": f"not fetched, nor any request after it: {why}"})
+                url = None
+                break
+        if url is None:
+            break
+        fetched += 1
+        page = await _fetch(spider, url, feed, walk)
+        if page is not None and not page.failed:
+            held += len(page.entries)
+            walk.deleted.update(page.deleted)
+    walk.listed, walk.complete = complete_days(_sequence(walk))
+    walk.through = through(days, walk.complete)
+    for part in walk.parts:
+        if "error" in part:  # one entry the source held and the harvest did not read, as signed
+            spider.run.feeds[feed.vendor].items_seen += 1
+            spider.run.drop(feed.vendor, NOT_READ)
+            spider.logger.debug("OAI-PMH %s of %s: %s", part["url"], feed.vendor, part["error"])
+    return walk
+
+
+def _next(
+    feed: FeedConfig,
+    walk: Harvest,
+    page: OaiPage | None,
+    days: list[str],
+    index: int,
+    restarted: bool,
+    followed: set[str],
+) -> tuple[str | None, bool, int]:
+    """The next request after `page` (None: the request before it gave no page) of day
+    `days[index]`: the page its token names, the day's list again after a `badResumptionToken`
+    (once), else the next day's list; (URL or None when the harvest is done, restarted, index)."""
+    if page is not None and page.failed and page.oai_error == BAD_TOKEN and not restarted:
+        return list_url(feed, days[index]), True, index
+    if page is not None and not page.failed:
+        if page.token_error:
+            walk.add(
+                {"url": list_url(feed, days[index]), "error": f"not fetched: {page.token_error}"}
+            )
+        elif page.token and page.token in followed:
+            why = "not fetched: this resumption token was followed already (the list loops)"
+            walk.add({"url": token_url(feed, page.token), "error": why})
+        elif page.token:
+            followed.add(page.token)
+            return token_url(feed, page.token), restarted, index
+    index += 1
+    return (list_url(feed, days[index]) if index < len(days) else None), False, index
+
+
+async def _fetch(spider: Any, url: str, feed: FeedConfig, walk: Harvest) -> OaiPage | None:
+    """The page at `url`, its part added to `walk` (with the error when it gave no records to
+    read); None when no body came."""
+    request = scrapy.Request(url, meta={"feed": feed}, dont_filter=True)
+    try:
+        response: Response = await spider.crawler.engine.download_async(request)
+    except Exception as exc:  # a refusal, a timeout, a reset: that request's failure alone
+        text = str(exc).strip()
+        walk.add(
+            {
+                "url": url,
+                "error": f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__,
+            }
+        )
+        return None
+    if response.status != 200:
+        walk.add({"url": url, "final_url": response.url, "error": f"HTTP {response.status}"})
+        return None
+    digest = hashlib.sha256(response.body).hexdigest()
+    part: dict[str, Any] = {
+        "url": url,
+        "final_url": response.url,
+        "status": 200,
+        "body_sha256": digest,
+    }
+    content_type = response.headers.get(b"Content-Type") or b""
+    if 0 < len(content_type) <= HEADER_CHARS:
+        part["content_type"] = content_type.decode("latin-1")
+    walk.add(part)
+    walk.part_bodies[digest] = response.body
+    headers = parse_headers(part.get("content_type", ""), response.url)
+    page = await spider.parser.parse(response.body, headers, OAIPMH_KIND, {})
+    if page.failed or not isinstance(page, OaiPage):
+        part["error"] = (page.error or "unreadable OAI-PMH page")[:300]
+        return page if isinstance(page, OaiPage) else None
+    walk.bodies.append(Read(response, page, digest))
+    return page
+
+
+def _sequence(walk: Harvest) -> list[tuple[str, OaiPage | None]]:
+    """The harvest's requests in order, each with its page read (None: none read)."""
+    first = walk.bodies[0]
+    pages = {read.sha256: read.parsed for read in walk.bodies[1:]}
+    found: list[tuple[str, OaiPage | None]] = [(first.response.url, first.parsed)]
+    for part in walk.parts:
+        page = None if "error" in part else pages.get(part.get("body_sha256", ""))
+        found.append((part["url"], page))
+    return found
+
+
+def complete_days(sequence: Iterable[tuple[str, Any]]) -> tuple[list[str], list[str]]:
+    """The days a harvest's requests in order (each its URL and its page, or None when it gave
+    no page to read) listed to their end, and of those the days complete: a list request of a day
+    starts its list; a request that gave no page breaks it; a page ending the list (no resumption
+    token, or an empty one) lists the day whole, and completes it when the endpoint answered it
+    after the day was over (its `responseDate`)."""
+    listed: list[str] = []
+    complete: list[str] = []
+    day, unbroken = "", False
+    for url, page in sequence:
+        started = listed_day(url)
+        if started:
+            day, unbroken = started, True
+        if page is None:
+            unbroken = False
+            continue
+        if not (day and unbroken and page.ends_list):
+            continue
+        if day not in listed:
+            listed.append(day)
+        if page.response_date[:10] > day and day not in complete:
+            complete.append(day)
+    return listed, complete
+
+
+def through(days: list[str], complete: list[str]) -> str:
+    """The last of `days` listed whole with every day before it ("" when the first was not)."""
+    last = ""
+    for day in days:
+        if day not in complete:
+            break
+        last = day
+    return last
