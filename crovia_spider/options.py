@@ -231,6 +231,16 @@ def _pinned_key() -> Kind:
     return Kind("a public key (64 hex) or a file holding one, or nothing", read)
 
 
+def _interval() -> Kind:
+    def read(value: Any) -> int:
+        match = _INTERVAL.fullmatch(_text_of(value))
+        if match is None or int(match[1]) <= 0:
+            raise ValueError
+        return int(match[1]) * _UNITS[match[2]]
+
+    return Kind("an interval above 0 such as 90s, 30m, 1h or 7d (units s, m, h, d)", read)
+
+
 _GiB = 1 << 30
 _DAY = 86400.0
 OPTIONS: dict[str, Setting] = {
@@ -412,6 +422,49 @@ OPTIONS: dict[str, Setting] = {
         "",
         _pinned_key(),
         "for `crovia worker`: the sequencer's job public key (64 hex, or a file holding it)",
+    ),
+    "CROVIA_WATCH_EVERY": Setting(
+        "1h",
+        _interval(),
+        "how often a watched page (a source of kind watch) is captured, unless it says `every`",
+    ),
+    "CROVIA_REMOVAL_CAPTURES": Setting(
+        "2",
+        _whole(1, 1000, "captures"),
+        "captures in a row a page must answer 404 or 410 before it is a change `removed`",
+    ),
+    "CROVIA_REMOVAL_SPAN": Setting(
+        "1h",
+        _interval(),
+        "the first and last of those captures are at least this far apart",
+    ),
+    "CROVIA_NOTIFY_FILE": Setting(
+        "config/notify.toml", _path(), "webhooks and Apprise URLs told of each change"
+    ),
+    "CROVIA_NOTIFY_KEY_FILE": Setting(
+        "data/keys/notify.key",
+        _path(),
+        "ed25519 key signing webhooks (v1a), its own, mode 0600; made at first use",
+    ),
+    "CROVIA_NOTIFY_RETRIES": Setting(
+        "5s,5m,30m,2h,5h,10h,14h,20h,24h",
+        _intervals(),
+        "waits between a webhook's attempts (Standard Webhooks' schedule); then it gives up",
+    ),
+    "CROVIA_NOTIFY_TIMEOUT": Setting(
+        "15",
+        _seconds(0, 300, above=True),
+        "seconds one webhook or Apprise delivery may take in all",
+    ),
+    "CROVIA_CHANGES_PER_PAGE": Setting(
+        "5",
+        _whole(0, 10**6, "events", "0: no cap"),
+        "change events of one page per delivery and in the published feeds; then one +N more",
+    ),
+    "CROVIA_FEED_EVENTS": Setting(
+        "100",
+        _whole(1, 10**5, "events"),
+        "the newest change events `crovia publish` puts in changes.atom and changes.json",
     ),
 }
 # Which settings are paths (taken from the project root when relative).

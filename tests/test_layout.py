@@ -73,6 +73,7 @@ ROOM_RANKS = {
     "store": 4,
     "audit": 5,
     "publish": 5,
+    "changes": 5,
     "monitor": 6,
 }
 ROOT_MODULES_MAX = 10

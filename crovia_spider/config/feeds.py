@@ -48,7 +48,7 @@ ARXIV_FAMILY = "arxiv"
 DEFAULT_CATEGORY = "news"
 DEFAULT_KIND = "feed"
 # A reader each: crovia_spider/feed/kinds.py.
-KINDS = ("feed", "jsonfeed", "sitemap", "page", "oaipmh")
+KINDS = ("feed", "jsonfeed", "sitemap", "page", "oaipmh", "watch")
 OAIPMH_KIND = "oaipmh"
 OAI_PREFIXES = ("arXivRaw",)  # the metadata formats an "oaipmh" source is read in (feed/oaipmh.py)
 # An OAI-PMH setSpec: colon-separated parts of unreserved URI characters (the protocol's grammar).
@@ -67,6 +67,7 @@ _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
     "relay", "kind", "include", "exclude", "selectors", "capture", "set", "metadata_prefix",
 }  # fmt: skip
+_KEYS |= {"urls", "every"}  # kind "watch"
 # A relay's name is read in every verifier's output: one short line of printable text.
 RELAY_CHARS = 80
 
@@ -89,6 +90,8 @@ class FeedConfig:
     include: tuple[str, ...] = ()  # patterns a sitemap's or a page's URLs must match (one of)
     exclude: tuple[str, ...] = ()  # patterns they must not match
     selectors: tuple[tuple[str, str], ...] = ()  # a page's (name, CSS) pairs, in SELECTORS order
+    urls: tuple[str, ...] = ()  # kind "watch": the pages watched (`url` is the first)
+    every: str = ""  # kind "watch": how often they are captured ("": CROVIA_WATCH_EVERY)
     # Capture each new or updated item's page (docs/spider.md "Captures"); None: the kind's
     # default (CAPTURE_KINDS), read through `captures`.
     capture: bool | None = None
@@ -100,6 +103,8 @@ class FeedConfig:
         """Whether this source's items' pages are captured: `capture` when set, else true for
         the kinds whose URLs are the vendor's own pages (a sitemap's, a listing page's), false
         for feeds (an entry may link anywhere) and for arXiv's (its own answer: docs/spider.md)."""
+        if self.kind == WATCH_KIND:
+            return True  # all a watched page is
         if self.capture is not None:
             return self.capture
         return self.kind in CAPTURE_KINDS and self.family != ARXIV_FAMILY
@@ -256,6 +261,7 @@ def _entry(path: Path, index: int, raw: Any) -> FeedConfig:
 def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     """The FeedConfig of one `[[feeds]]` table whose keys are known. Raises ValueError or
     TypeError saying which field is wrong (the caller adds the file and entry)."""
+    raw = watch_table(raw)
     for key in ("vendor", "url"):
         if key not in raw:
             raise ValueError(f"missing required key {key!r}")
@@ -418,3 +424,52 @@ def _check_unique(path: Path, feeds: list[FeedConfig]) -> None:
             if value in seen:
                 raise ConfigError(f"{path}: [[feeds]] entry {index}: duplicate {field} {value!r}")
             seen.add(value)
+
+
+# -- kind "watch": pages followed for themselves (docs/spider.md, "Watching pages") ----------------
+
+WATCH_KIND = "watch"
+MAX_WATCH_URLS = 50  # the pages one watch source lists
+_EVERY = re.compile(r"([0-9]{1,6})([smhd])")  # as CROVIA_WATCH_EVERY and the capture book read them
+_EVERY_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def watch_table(raw: dict[str, Any]) -> dict[str, Any]:
+    """A `[[feeds]]` table with its kind "watch" options checked: `urls` (1 to MAX_WATCH_URLS
+    distinct http(s) URLs, each page an item of its own; `url` is then the first of them and is
+    not given), `every` (an interval such as "1h"; "" takes CROVIA_WATCH_EVERY), and no `capture
+    = false` (a watched page is captured, that is all it is). `urls` and `every` are refused for
+    any other kind. Raises TypeError or ValueError naming the key."""
+    kind = raw.get("kind", DEFAULT_KIND)
+    given = [key for key in ("urls", "every") if key in raw]
+    if kind != WATCH_KIND:
+        if given:
+            raise ValueError(f'{given[0]!r} is an option of kind "watch", not of kind {kind!r}')
+        return raw
+    if "url" in raw:
+        raise ValueError("kind \"watch\" lists its pages in 'urls', not 'url'")
+    urls = raw.get("urls")
+    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+        raise TypeError("kind \"watch\" needs 'urls', a list of page URLs")
+    if not 0 < len(urls) <= MAX_WATCH_URLS:
+        raise ValueError(f"'urls' must hold 1 to {MAX_WATCH_URLS} URLs, not {len(urls)}")
+    for url in urls:
+        _check_url(url)
+    if len(set(urls)) != len(urls):
+        raise ValueError("'urls' lists a URL twice")
+    every = raw.get("every", "")
+    if not isinstance(every, str):
+        raise TypeError("'every' must be an interval such as \"1h\"")
+    if every:
+        every_seconds(every)
+    if raw.get("capture") is False:
+        raise ValueError('a source of kind "watch" is captured: capture = false is refused')
+    return {**raw, "url": urls[0], "urls": tuple(urls), "every": every}
+
+
+def every_seconds(every: str) -> int:
+    """An interval ("90s", "30m", "1h", "7d") in seconds; ValueError unless it is one above 0."""
+    match = _EVERY.fullmatch(every.strip())
+    if match is None or int(match[1]) <= 0:
+        raise ValueError(f"'every' = {every!r} is not an interval such as 90s, 30m, 1h or 7d")
+    return int(match[1]) * _EVERY_UNITS[match[2]]

@@ -116,20 +116,27 @@ class RunLog:
         # vendor -> capture outcome -> count: the pages captured in this run (AX.CAPTURE), in
         # the record only when there were any, so a run without captures keeps its shape.
         self.captures: dict[str, dict[str, int]] = {}
+        # vendor -> the line of a source of kind watch (crovia_spider/spiders/watching.py):
+        # its items counted as a feed's are, no fetch claimed; in the record when any.
+        self.watched: dict[str, FeedOutcome] = {}
         self._lock = threading.Lock()
 
     def count(self, vendor: str, outcome: str, n: int = 1) -> None:
         """Add `n` to a feed's `new`, `updated` or `duplicate` counter."""
         with self._lock:
-            feed = self.feeds[vendor]
+            feed = self._outcome(vendor)
             setattr(feed, outcome, getattr(feed, outcome) + n)
 
     def drop(self, vendor: str, reason: str, n: int = 1) -> None:
         """Count `n` dropped items of a feed, under `reason`."""
         with self._lock:
-            feed = self.feeds[vendor]
+            feed = self._outcome(vendor)
             feed.dropped += n
             feed.drop_reasons[reason] = feed.drop_reasons.get(reason, 0) + n
+
+    def _outcome(self, vendor: str) -> FeedOutcome:
+        found = self.feeds.get(vendor)
+        return found if found is not None else self.watched[vendor]
 
     def captured(self, vendor: str, outcome: str) -> None:
         """Count one page capture of a vendor's item, by its outcome."""
@@ -140,7 +147,7 @@ class RunLog:
     def cut(self, vendor: str, fields: list[str]) -> None:
         """Count the fields of one entry of a feed that were cut or left out at their cap."""
         with self._lock:
-            feed = self.feeds[vendor]
+            feed = self._outcome(vendor)
             for name in fields:
                 feed.cut[name] = feed.cut.get(name, 0) + 1
 
@@ -162,6 +169,7 @@ class RunLog:
         """The run record, as appended to runs.jsonl (no floats: it is canonical JSON too)."""
         with self._lock:
             feeds = [asdict(f) for f in self.feeds.values()]
+            watched = [asdict(f) for f in self.watched.values()]
         totals = {key: sum(feed[key] for feed in feeds) for key in _TOTALS}
         return {
             "schema": RUN_SCHEMA,
@@ -175,4 +183,5 @@ class RunLog:
             "problems": list(self.problems),
             "totals": totals,
             "feeds": feeds,
+            **({"watched": watched} if watched else {}),
         } | ({"captures": copy.deepcopy(self.captures)} if self.captures else {})

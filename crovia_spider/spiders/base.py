@@ -86,6 +86,7 @@ from crovia_spider.spiders.sitemap_walk import (
     sitemap_request,
     walk_sitemaps,
 )
+from crovia_spider.spiders.watching import WATCH_KIND, watch_start, watched_outcomes
 from ledger.fetch_record import (
     ENTRY_COUNTS,
     FAILED,
@@ -168,6 +169,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
                     code_spider_names(modules),
                 )
                 spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
+                if remote_role(crawler.settings):  # watched pages are local crawls' own
+                    spider.feeds = [f for f in spider.feeds if f.kind != WATCH_KIND]
             check_oai_settings(crawler.settings)
             remote = spider.setup_remote(crawler)
             memory_mb = checked["CROVIA_PARSE_MEMORY_MB"]
@@ -177,9 +180,10 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             raise
         spider.setup_captures(crawler)
         # A crawl of captures only (`crovia capture`) fetches no feed: its run record lists none.
-        fetched = [] if spider.capture_only else spider.feeds
+        fetched = [f for f in spider.feeds if f.kind != WATCH_KIND and not spider.capture_only]
         if not remote:
             spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in fetched])
+            spider.run.watched = watched_outcomes(spider.feeds)
         apply_politeness(crawler.settings, spider.feeds)
         spider.parser = ParserPool(
             crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
@@ -200,11 +204,16 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
             async for item in self.sequence():
                 yield item
             return
+        if self.remote_role != WORKER:  # watched pages: items of the feed list, no fetch
+            for batch in watch_start(self):
+                yield batch
         state = self.state
         callback, errback = self.parse_feed, self.feed_failed
         if self.remote_role == WORKER:
             callback, errback = self.work_feed, self.work_failed
         for feed in [] if self.capture_only else self.feeds:
+            if feed.kind == WATCH_KIND:
+                continue  # captured, never fetched as a feed (spiders/watching.py)
             if feed.kind == SITEMAP_KIND:
                 yield sitemap_request(feed.url, feed, callback=callback, errback=errback)
                 continue
