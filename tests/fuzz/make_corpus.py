@@ -57,6 +57,7 @@ def main() -> None:
         _jsonfeeds()
         _listings()
         _sitemaps()
+        _oaipmh()
         _page_texts()
         _results()
         _receipts(receipts)
@@ -217,6 +218,37 @@ def _sitemaps() -> None:
     for name, body in bodies.items():
         for pad in range(6):
             _write("sitemap", f"{pad}_{name}", body + b"\n" * pad)
+
+
+def _oaipmh() -> None:
+    """OAI-PMH pages of each shape parse_oaipmh reads (records in arXivRaw, a deleted one, a
+    malformed one, a resumption token, an empty one ending the list, noRecordsMatch) and refuses
+    or fails (badResumptionToken, entities, a DOCTYPE, a truncated page, a wrong root); each
+    written twice, 0 and 1 newline longer."""
+    from tests.spider.oaipmh_server import Paper, page_xml, record_xml
+
+    records = (
+        record_xml(Paper("2612.00001", "2026-12-01", versions=2, categories="cs.AI cs.LG"))
+        + record_xml(Paper("hep-th/9901001", "2026-12-01", abstract="a &lt; b & c"))
+        + record_xml(Paper("2612.00002", "2026-12-01", deleted=True))
+        + "<record><header><identifier>oai:arXiv.org:nope</identifier></header></record>"
+    )
+    NOW = "2026-12-02T06:00:00Z"
+    bodies = {
+        "page.xml": page_xml(records, "6960524|1001", cursor=0, size=4, now=NOW),
+        "last.xml": page_xml(records, "", now=NOW),
+        "whole.xml": page_xml(records, None, now=NOW),
+        "none.xml": page_xml("", None, error="noRecordsMatch:nothing", now=NOW),
+        "bad_token.xml": page_xml("", None, error="badResumptionToken:x", now=NOW),
+        "entities.xml": page_xml(
+            records, None, prolog='<!DOCTYPE OAI-PMH [<!ENTITY a "aa">]>', now=NOW
+        ),
+        "truncated.xml": page_xml(records, "t", now=NOW)[:-40],
+        "wrong_root.xml": b"<rss version='2.0'><channel><item/></channel></rss>",
+    }
+    for name, body in bodies.items():
+        for pad in range(2):
+            _write("oaipmh", f"{pad}_{name}", body + b"\n" * pad)
 
 
 def _results() -> None:

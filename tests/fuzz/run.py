@@ -49,6 +49,7 @@ HARNESSES = (
     Harness("feed", 16_384),
     Harness("jsonfeed", 16_384),
     Harness("sitemap", 16_384),
+    Harness("oaipmh", 16_384),
     Harness("listing", 16_384),
     Harness("page_text", 16_384),
     Harness("result", 65_536),

@@ -12,8 +12,8 @@ Tokens are single-use, as many servers make them: one answered is answered again
 the test (`faults`): `retry_after` (page number -> how many times that page first answers `503
 Retry-After: 2`), `fail_after_use` (page number -> answered 500 once, the token used up), and the
 hostile shapes `endless` (every page names a new token), `loop` (the third page names the second's
-token again), `huge` (the first page holds 50,000 records), `entity_bomb` (the first page declares
-a billion-laughs entity). Every request is logged (`requests`: path with query, and when).
+token again), `huge` (page N holds 50,000 records), `entity_bomb` (page N declares a
+billion-laughs entity). Every request is logged (`requests`: path with query, and when).
 
 `rss(category, day, papers)` builds an arXiv RSS 2.0 feed (the 2024+ format) announcing `papers`
 on `day`, as export.arxiv.org serves /rss/<category>: served at `/rss/<category>` once set in
@@ -92,11 +92,20 @@ def record_xml(paper: Paper) -> str:
     )
 
 
-def page_xml(records: str, token: str | None, *, cursor: int = 0, size: int = 0,
-             request: str = "", error: str = "", prolog: str = "") -> bytes:  # fmt: skip
+def page_xml(
+    records: str,
+    token: str | None,
+    *,
+    cursor: int = 0,
+    size: int = 0,
+    request: str = "",
+    error: str = "",
+    prolog: str = "",
+    now: str = "",
+) -> bytes:
     """A whole OAI-PMH response: `records` (XML), then the resumption token (None: none; "":
     the empty one ending a list), or an `<error code=...>` instead of ListRecords."""
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     head = (
         f'<?xml version="1.0" encoding="UTF-8"?>\n{prolog}'
         f'<OAI-PMH xmlns="{OAI_NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
@@ -143,8 +152,8 @@ class Faults:
     fail_after_use: dict[int, int] = field(default_factory=dict)  # page -> 500s, token used up
     endless: bool = False
     loop: bool = False
-    huge: bool = False
-    entity_bomb: bool = False
+    huge: int = 0  # the page (number) that holds 50,000 records (deleted ones: 8 MB)
+    entity_bomb: int = 0  # the page (number) that declares a billion-laughs entity
 
 
 class OaiServer:
@@ -246,11 +255,12 @@ class OaiServer:
         listing = f"L{self._count}" if token is None else token.rsplit("-", 1)[0]
         prolog = ""
         records = pages[number - 1] if number <= len(pages) else ""
-        if number == 1 and self.faults.huge:
+        if number == self.faults.huge:
+            day = pages_day(pages)
             records = "".join(
-                record_xml(Paper(f"2611.{n:05d}", pages_day(pages))) for n in range(50_000)
+                record_xml(Paper(f"2611.{n:05d}", day, deleted=True)) for n in range(50_000)
             )
-        if number == 1 and self.faults.entity_bomb:
+        if number == self.faults.entity_bomb:
             laughs = "".join(
                 f'<!ENTITY l{n} "{("&l" + str(n - 1) + ";") * 10}">' for n in range(1, 10)
             )
