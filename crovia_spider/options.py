@@ -324,6 +324,41 @@ OPTIONS: dict[str, Setting] = {
         _whole(1, 4 * _GiB, "bytes"),
         "bytes of one page a capture keeps; a longer page is a failed capture",
     ),
+    "CROVIA_CAPTURE_PAGES": Setting(
+        "1000",
+        _whole(0, 10**7, "pages"),
+        "plain page captures a run makes at most, newest first; the rest are due at the next run",
+    ),
+    "CROVIA_CHROMIUM": Setting(
+        "/usr/bin/chromium",
+        _path(),
+        'the system Chromium browser captures run (`capture = "browser"`); never downloaded',
+    ),
+    "CROVIA_BROWSER_PAGES": Setting(
+        "100",
+        _whole(0, 10**6, "pages"),
+        "browser captures a run makes at most; the rest are due at the next run",
+    ),
+    "CROVIA_BROWSER_SECONDS": Setting(
+        "30",
+        _seconds(1, 600),
+        "seconds a browser capture may take to load its page; what is still loading is cut",
+    ),
+    "CROVIA_BROWSER_CONCURRENCY": Setting(
+        "2",
+        _whole(1, 64, "pages"),
+        "pages the browser renders at once",
+    ),
+    "CROVIA_BROWSER_MEMORY_MB": Setting(
+        "1024",
+        _whole(64, 1 << 20, "MiB"),
+        "resident memory the browser may hold; past it the page fails and the browser restarts",
+    ),
+    "CROVIA_BROWSER_REQUESTS": Setting(
+        "500",
+        _whole(1, 100_000, "requests"),
+        "requests one browser-captured page may make; the rest are refused and listed",
+    ),
     "CROVIA_FAILING_AFTER": Setting(
         "3",
         _whole(0, 10**6, "crawls", "0: never"),

@@ -46,6 +46,15 @@ CROVIA_SITEMAP_BYTES = env_default("CROVIA_SITEMAP_BYTES")
 CROVIA_CAPTURE = env_default("CROVIA_CAPTURE")
 CROVIA_RECAPTURE_AFTER = env_default("CROVIA_RECAPTURE_AFTER")
 CROVIA_CAPTURE_MAX_BYTES = env_default("CROVIA_CAPTURE_MAX_BYTES")
+# At most this many plain captures a run; browser captures (`capture = "browser"`,
+# docs/browser.md): the system Chromium, and their budgets.
+CROVIA_CAPTURE_PAGES = env_default("CROVIA_CAPTURE_PAGES")
+CROVIA_CHROMIUM = str(path_default("CROVIA_CHROMIUM"))
+CROVIA_BROWSER_PAGES = env_default("CROVIA_BROWSER_PAGES")
+CROVIA_BROWSER_SECONDS = env_default("CROVIA_BROWSER_SECONDS")
+CROVIA_BROWSER_CONCURRENCY = env_default("CROVIA_BROWSER_CONCURRENCY")
+CROVIA_BROWSER_MEMORY_MB = env_default("CROVIA_BROWSER_MEMORY_MB")
+CROVIA_BROWSER_REQUESTS = env_default("CROVIA_BROWSER_REQUESTS")
 # Set by `crovia capture`: fetch no feed, only the pages due (CROVIA_CAPTURE_ALL: every page).
 CROVIA_CAPTURE_ONLY = False
 CROVIA_CAPTURE_ALL = False

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger.canonical import check_signable
+from ledger.capture_browser import BROWSER_MODE, browser_problem
 from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
 from ledger.exceptions import InvalidRecord
 
@@ -68,6 +69,8 @@ BODY_KEYS = frozenset(
         "response_head_sha256",
         "text",
         "error",
+        "mode",  # "browser" for a browser capture (ledger/capture_browser.py); absent: plain
+        "browser",
     )
 )
 # The kept blobs a capture record names by digest (beside `text.sha256`): crovia audit checks each.
@@ -99,6 +102,8 @@ def new_capture_envelope(
     response_head_sha256: str = "",
     text: Mapping[str, Any] | None = None,
     error: str = "",
+    mode: str = "",
+    browser: Mapping[str, Any] | None = None,
     issued_at: str | None = None,
 ) -> dict[str, Any]:
     """Build the UNSIGNED AX.CAPTURE envelope of one capture of the page `url` of the item whose
@@ -131,6 +136,8 @@ def new_capture_envelope(
         "response_head_sha256": response_head_sha256,
         "text": dict(text or {}),
         "error": error,
+        "mode": mode,
+        "browser": dict(browser or {}),
     }
     body.update({k: v for k, v in optional.items() if v or (k == "body_length" and v == 0)})
     if body.get("body_length") is not None and "body_sha256" not in body:
@@ -145,7 +152,7 @@ def new_capture_envelope(
         "confidence": {"method": "deterministic"},
         "decision": CAPTURE_DECISION,
         "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
-        "notes": f"Capture of {url} for item {item} by spider {spider}: {outcome}",
+        "notes": _notes(url, item, spider, outcome, body.get("browser")),
         "object": {"captured_by": f"crovia.spider.{spider}", "primary_source_url": url},
         "predecessors": [previous] if previous else [],
         "schema": ENVELOPE_SCHEMA,
@@ -163,6 +170,13 @@ def new_capture_envelope(
     return envelope
 
 
+def _notes(url: str, item: str, spider: str, outcome: str, browser: Any) -> str:
+    if browser is None:
+        return f"Capture of {url} for item {item} by spider {spider}: {outcome}"
+    verdict = browser.get("verdict")
+    return f"Browser capture of {url} for item {item} by spider {spider}: {outcome} ({verdict})"
+
+
 def is_capture_record(envelope: Any) -> bool:
     """True for an AX.CAPTURE envelope (by its axiom_type; its shape is checked elsewhere)."""
     mapping = type(envelope) is dict or isinstance(envelope, Mapping)
@@ -177,7 +191,8 @@ def capture_problem(body: Any) -> str:
     and the facts that go together: a body has its digest, length, status and final URL; a
     response (a status) has its final URL; `failed` has an error; the other outcomes a status:
     404 or 410 for `removed`, a 2xx for the others, and `moved` a final URL other than `url`.
-    `redirects` and `headers`, when present, are not empty."""
+    `redirects` and `headers`, when present, are not empty. Then a browser capture's `mode` and
+    `browser` (ledger/capture_browser.py browser_problem)."""
     if type(body) is not dict:
         return "a capture record's body is a JSON object"
     if body.get("schema") != CAPTURE_SCHEMA:
@@ -245,7 +260,9 @@ def capture_problem(body: Any) -> str:
         return f"a capture {body['outcome']} has a 2xx status"
     if body["outcome"] == MOVED and body["final_url"] == body["url"]:
         return "a capture moved ends at another URL than body.url"
-    return ""
+    # A browser capture (ledger/capture_browser.py): its mode, its facts, and only a complete or
+    # partial one a version of the page.
+    return browser_problem(body, body["outcome"] == FAILED)
 
 
 def capture_envelope_problem(envelope: Mapping[str, Any]) -> str:
@@ -284,7 +301,40 @@ def describe_capture(envelope: Mapping[str, Any]) -> str:
         facts.append(f"certificate sha256 {body['tls_certificate_sha256']}")
     if body.get("error"):
         facts.append(f"error: {body['error']}")
+    if body.get("mode") == BROWSER_MODE and isinstance(body.get("browser"), Mapping):
+        facts.extend(describe_browser(body["browser"]))
     return (
         f"page {body.get('url')} of item {body.get('item')} ({body.get('vendor')}) captured at"
         f" {body.get('captured_at')}: " + ", ".join(facts)
     )
+
+
+def describe_browser(browser: Mapping[str, Any]) -> list[str]:
+    """What a browser capture adds to describe_capture's line: its verdict and why, what it
+    loaded, what it kept, the browser, and its twin."""
+    facts = [f"browser capture {browser.get('verdict')}"]
+    reasons = browser.get("reasons")
+    if isinstance(reasons, list) and reasons:
+        facts.append("because " + "; ".join(str(r) for r in reasons))
+    facts.append(
+        f"{browser.get('requests')} requests ({browser.get('refused')} refused,"
+        f" {browser.get('failed')} failed), listed in {browser.get('exchanges_sha256')}"
+    )
+    for name, label in (("screenshot", "screenshot"), ("dom", "rendered DOM")):
+        held = browser.get(name)
+        if isinstance(held, Mapping):
+            size = (
+                f"{held.get('width')}x{held.get('height')} px"
+                if name == "screenshot"
+                else f"{held.get('length')} bytes"
+            )
+            facts.append(f"{label} {held.get('sha256')} ({size})")
+    software, viewport = browser.get("software"), browser.get("viewport")
+    if isinstance(software, Mapping) and isinstance(viewport, Mapping):
+        facts.append(
+            f"by {software.get('browser')} ({software.get('driver')}) at"
+            f" {viewport.get('width')}x{viewport.get('height')}"
+        )
+    twin = browser.get("twin")
+    facts.append(f"twin {twin}" if twin else "no twin")
+    return facts

@@ -45,6 +45,7 @@ from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runs.runsummary import log_summary
 from crovia_spider.spiders.capturing import CAPTURE_RECORDED, PageFetch
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
+from ledger.capture_browser import USABLE as USABLE_VERDICTS
 from ledger.capture_record import FAILED as CAPTURE_FAILED
 from ledger.capture_record import new_capture_envelope
 from ledger.envelope import axiom_id_of, new_envelope
@@ -220,6 +221,8 @@ class IssuePipeline(Stage):
         outcome, previous = self.book.judge(
             job.key, job.url, capture.final_url, capture.status, version
         )
+        if capture.browser is not None and capture.browser["verdict"] not in USABLE_VERDICTS:
+            outcome = CAPTURE_FAILED  # a wall or a failed rendering is no version of the page
         error = capture.error
         if outcome == CAPTURE_FAILED and not error:
             error = f"HTTP {capture.status}"
@@ -240,6 +243,8 @@ class IssuePipeline(Stage):
                 ip_address=capture.ip_address,
                 tls_certificate_sha256=capture.tls_certificate_sha256,
                 error=error,
+                mode=capture.mode,
+                browser=capture.browser,
                 **fields,
             )
         except LedgerError as exc:
@@ -252,6 +257,8 @@ class IssuePipeline(Stage):
         self.run.captured(job.vendor, outcome)
         self.batch.append((job.vendor, CAPTURE, envelope))
         self.batch_bodies.update(blobs)
+        self.batch_bodies.update(capture.blobs)  # a browser capture's exchanges, screenshot, DOM
+        capture.axiom_id = axiom_id
         self.batch_captures += 1
         # Pages are large: a batch goes to the writer every CAPTURE_BATCH captures, so most are
         # kept while the next are fetched, and little is left to keep when the crawl ends.

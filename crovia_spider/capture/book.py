@@ -198,6 +198,14 @@ class CaptureBook:
             if page.vendor in vendors and (everything or (page.next_due and page.next_due <= now))
         ]
 
+    def defer(self, key: str, now: str) -> None:
+        """The page of `key`, due in this run but over its budget (CROVIA_CAPTURE_PAGES,
+        CROVIA_BROWSER_PAGES): due at `now`, so the next run takes it."""
+        page = self.pages.get(key)
+        moment = now[:19] + "Z"
+        if page is not None and not (page.next_due and page.next_due <= moment):
+            page.next_due = moment
+
     # -- what a capture found ---------------------------------------------------------------
 
     def judge(

@@ -176,6 +176,20 @@ def command_modules(argv: list[str] | None) -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from crovia_spider.cli.redact import hidden_key_material, private_key_typed
+
+    refused = private_key_typed(argv)  # shown nowhere, not even in a usage error
+    if refused:
+        if "--json" in argv:
+            print_json({"ok": False, "exit_code": EXIT_USAGE, "error": "usage", "message": refused})
+        else:
+            print(f"crovia: error: {refused}", file=sys.stderr)
+        return EXIT_USAGE
+    with hidden_key_material(argv):  # what was typed as key material is never written back
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     wants_json = "--json" in argv
     try:
         args = build_parser(argv).parse_args(argv)
@@ -245,6 +259,7 @@ def _reader_gone(code: int) -> int:
 def failure(exc: BaseException, code: int | None) -> dict[str, object]:
     """The one JSON object of a failed command (`code` None: a bug). `error` is check_failed,
     usage, io, error (another known error: configuration, the ledger's state) or internal."""
+    from crovia_spider.cli.redact import redact
     from ledger.exceptions import InvalidPublicKey, VerificationError
 
     result: dict[str, object] = {
@@ -260,7 +275,7 @@ def failure(exc: BaseException, code: int | None) -> dict[str, object]:
         )
     elif isinstance(exc, UsageError | InvalidPublicKey):
         result["error"] = "usage"
-    return result
+    return {k: redact(v) if isinstance(v, str) else v for k, v in result.items()}
 
 
 def _kind(exc: BaseException, code: int | None) -> str:

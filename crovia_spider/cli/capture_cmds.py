@@ -66,6 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--to", dest="until", metavar="TIME", type=utc_time,
         help="the version in force at this time (default: the newest)",
     )  # fmt: skip
+    parser.add_argument(
+        "--browser", action="store_true",
+        help="the browser captures' versions (`capture = \"browser\"`), not the plain ones;"
+        " implied by AXIOM_ID naming a browser capture",
+    )  # fmt: skip
     ledger_dir(parser)
     json_flag(parser)
     parser.set_defaults(handler=cmd_diff)
@@ -98,8 +103,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ledger.store import BodyStore
 
     require_ledger(args.ledger_dir)
-    history = _page_history(args.ledger_dir, args.axiom_id)
-    versions = history.versions
+    history, mode = _page_history(args.ledger_dir, args.axiom_id)
+    # One chain at a time: a browser capture's versions against the browser's, plain ones
+    # against plain ones (what a script adds is no edit); --browser, or a browser capture named.
+    mode = "browser" if args.browser else mode
+    versions = [v for v in history.versions if v.mode == mode]
     if args.since is None and args.until is None:
         pair = versions[-2:] if len(versions) >= 2 else versions[:1] * 2
         old, new = (pair[0], pair[-1]) if pair else (None, None)
@@ -146,20 +154,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if lines else 0
 
 
-def _page_history(directory: Any, axiom_id: str) -> Any:
+def _page_history(directory: Any, axiom_id: str) -> tuple[Any, str]:
     """The captures of the page of the item `axiom_id` names (any version, or a capture): its
-    envelope found by the index, then one pass over the ledger (ledger/store/pages.py)."""
+    envelope found by the index, then one pass over the ledger (ledger/store/pages.py); and the
+    mode of the capture named ("" for an item, or a plain capture)."""
     from crovia_spider.exceptions import CroviaError
     from ledger.store import Ledger, page_history
 
+    mode = ""
     with Ledger.open(directory) as ledger:
         envelope = ledger.envelope_of(axiom_id)
         if envelope.get("axiom_type") == "AX.CAPTURE":
+            mode = str((envelope.get("body") or {}).get("mode", ""))
             envelope = ledger.envelope_of(str((envelope.get("body") or {}).get("item", "")))
     identity = (envelope.get("object") or {}).get("identity")
     if envelope.get("axiom_type") != "AX.OBS" or not isinstance(identity, dict):
         raise CroviaError(f"{axiom_id} is neither an item nor a capture of an item's page")
-    return page_history(directory, identity)
+    return page_history(directory, identity), mode
 
 
 def _at(versions: list[Any], moment: str) -> Any:

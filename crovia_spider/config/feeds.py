@@ -92,9 +92,9 @@ class FeedConfig:
     selectors: tuple[tuple[str, str], ...] = ()  # a page's (name, CSS) pairs, in SELECTORS order
     urls: tuple[str, ...] = ()  # kind "watch": the pages watched (`url` is the first)
     every: str = ""  # kind "watch": how often they are captured ("": CROVIA_WATCH_EVERY)
-    # Capture each new or updated item's page (docs/spider.md "Captures"); None: the kind's
-    # default (CAPTURE_KINDS), read through `captures`.
-    capture: bool | None = None
+    # Capture each new or updated item's page (docs/spider.md "Captures"); "browser": and also
+    # as a browser renders it; None: the kind's default (CAPTURE_KINDS), read through `captures`.
+    capture: bool | str | None = None
     oai_set: str = ""  # kind "oaipmh": the setSpec harvested (TOML key `set`)
     metadata_prefix: str = ""  # kind "oaipmh": the metadata format asked for
 
@@ -106,7 +106,7 @@ class FeedConfig:
         if self.kind == WATCH_KIND:
             return True  # all a watched page is
         if self.capture is not None:
-            return self.capture
+            return bool(self.capture)
         return self.kind in CAPTURE_KINDS and self.family != ARXIV_FAMILY
 
     @property
@@ -286,8 +286,9 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
     if "relay" in raw:
         check_relay(raw["relay"])
     for key in ("enabled", "new_spider", "capture"):
-        if not isinstance(raw.get(key, False), bool):
-            raise TypeError(f"{key!r} must be true or false")
+        if not isinstance(raw.get(key, False), bool) and (key, raw[key]) != ("capture", "browser"):
+            extra = ' or "browser"' if key == "capture" else ""
+            raise TypeError(f"{key!r} must be true or false{extra}")
     delay = raw.get("delay")
     if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)):
         raise TypeError("'delay' must be a number of seconds")

@@ -28,6 +28,7 @@ from crovia_spider.capture.text import MainText, is_html, main_text, text_within
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
+from crovia_spider.spiders.browsing import BrowserCaptures, browser_job, is_browser_job
 from ledger.capture_record import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
 
 # Sent (Scrapy signal) with `capture=PageFetch(...)`; pipelines/issue.py signs it.
@@ -57,9 +58,16 @@ class PageFetch:
     response_head: bytes = field(default=b"", repr=False)
     text: str | None = field(default=None, repr=False)
     error: str = ""
+    # A browser capture (crovia_spider/spiders/browsing.py): its mode, its `browser` facts and
+    # the blobs they name (digest -> bytes), kept with the record.
+    mode: str = ""
+    browser: dict[str, Any] | None = None
+    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # Set by the issue stage once the record is signed: what a browser capture names as twin.
+    axiom_id: str = ""
 
 
-class PageCaptures:
+class PageCaptures(BrowserCaptures):
     """The capture half of FeedSpider (crovia_spider/spiders/base.py)."""
 
     def setup_captures(self, crawler: Any) -> None:
@@ -74,6 +82,12 @@ class PageCaptures:
             feed.vendor for feed in self.feeds if feed.captures and self.capture_on
         )
         self.captures_due_taken = False
+        # At most CROVIA_CAPTURE_PAGES plain captures a run, newest first: a first crawl of a
+        # sitemap of 50,000 URLs is not 50,000 captures at once; the rest are due at the next.
+        self.capture_pages = max(0, settings.getint("CROVIA_CAPTURE_PAGES", 1000))
+        self.capture_taken = 0
+        self.deferred = {"plain": 0, "browser": 0}
+        self.setup_browser(crawler)
         crawler.signals.connect(self._idle_captures, signal=signals.spider_idle)
 
     def queue_capture(self, job: Job) -> None:
@@ -81,18 +95,33 @@ class PageCaptures:
         self.capture_queue[job.key] = job
 
     def _idle_captures(self) -> None:
-        """At the crawl's idle: schedule the queued pages and, once, those due again."""
+        """At the crawl's idle: schedule the queued pages and, once, those due again, within
+        the run's budgets: this run's new and updated items first, then the pages due, the
+        newest first; the rest stay due for the next run (said in the run record)."""
         jobs = dict(self.capture_queue)
         self.capture_queue.clear()
         book = book_of(self.crawler)
+        now = utc_now_micro()
         if not self.captures_due_taken and book is not None:
             self.captures_due_taken = True
-            for job in book.due(utc_now_micro(), self.capture_vendors, self.capture_all):
+            due = book.due(now, self.capture_vendors, self.capture_all)
+            due.sort(key=lambda j: book.pages[j.key].first_seen, reverse=True)
+            for job in due:
                 jobs.setdefault(job.key, job)
         if not jobs:
             return
         scheduled = False
+        followed = set()
         for job in jobs.values():
+            if is_browser_job(job):
+                continue
+            if self.capture_taken >= self.capture_pages:
+                self._defer(job, now, "plain")
+                if job.vendor in self.browser_vendors:
+                    self._defer(browser_job(job), now, "browser")
+                continue
+            self.capture_taken += 1
+            followed.add(browser_job(job).key)
             try:
                 request = self.capture_request(job)
             except ValueError as exc:  # a link Scrapy cannot request: recorded, never lost
@@ -102,8 +131,56 @@ class PageCaptures:
                 continue
             self.crawler.engine.crawl(request)
             scheduled = True
+        for job in jobs.values():  # browser captures due whose plain twin is not in this run
+            if not is_browser_job(job) or job.key in followed:
+                continue
+            if job.vendor in self.browser_vendors and self._browser_capture(job, ""):
+                scheduled = True
         if scheduled:
             raise DontCloseSpider
+
+    def _follow_with_browser(self, fetch: PageFetch) -> None:
+        """After the plain capture of a page of a source with browser captures: its browser
+        capture, naming it as its twin."""
+        job = fetch.job
+        if job.vendor not in self.browser_vendors or is_browser_job(job):
+            return
+        follow = browser_job(job)
+        book = book_of(self.crawler)
+        if book is not None:
+            book.note_item(follow.key, job.item, job.url, job.vendor, job.spider)
+        self._browser_capture(follow, fetch.axiom_id)
+
+    def _browser_capture(self, job: Job, twin: str) -> bool:
+        """Schedule the browser capture `job` within CROVIA_BROWSER_PAGES (else defer it)."""
+        if self.browser_taken >= self.browser_pages:
+            self._defer(job, utc_now_micro(), "browser")
+            return False
+        try:
+            request = self.browser_request(job, twin)
+        except ValueError:  # its plain capture recorded why already
+            return False
+        self.browser_taken += 1
+        self.crawler.engine.crawl(request)
+        return True
+
+    def _defer(self, job: Job, now: str, kind: str) -> None:
+        """A capture over the run's budget: due at the next run, and counted in the record."""
+        book = book_of(self.crawler)
+        if book is not None:
+            book.defer(job.key, now)
+        self.deferred[kind] += 1
+        setting = {"plain": "CROVIA_CAPTURE_PAGES", "browser": "CROVIA_BROWSER_PAGES"}
+        limit = {"plain": self.capture_pages, "browser": self.browser_pages}
+        said = [
+            f"{self.deferred[k]} {k} page captures deferred to the next run: over {setting[k]}"
+            f" ({limit[k]} a run), the newest taken first"
+            for k in ("plain", "browser")
+            if self.deferred[k]
+        ]
+        mark = " page captures deferred to the next run"
+        problems = [p for p in self.run.problems if mark not in p]
+        self.run.problems[:] = problems + said
 
     def capture_request(self, job: Job) -> scrapy.Request:
         return scrapy.Request(
@@ -159,6 +236,7 @@ class PageCaptures:
         fetch.text, fetch.error = found.text, found.error
         # A coroutine, not an async generator: it yields nothing to the scraper.
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+        self._follow_with_browser(fetch)
 
     def page_failed(self, failure: Failure) -> None:
         """No page to keep: a timeout, a refusal (fetch policy, robots.txt), a body over the cap,
@@ -169,6 +247,7 @@ class PageCaptures:
         fetch = self._page_fetch(job)
         fetch.error = self._failure_error(failure, job)[:HEADER_CHARS] or "no answer"
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+        self._follow_with_browser(fetch)
 
     def _failure_error(self, failure: Failure, job: Job) -> str:
         """Why a capture failed. Scrapy's words name DOWNLOAD_MAXSIZE for a body over the cap

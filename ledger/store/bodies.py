@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ledger.capture_browser import browser_blobs, exchange_blobs
 from ledger.capture_record import KEPT_DIGESTS, is_capture_record
 from ledger.exceptions import BodyMismatch
 from ledger.fetch_record import is_fetch_record
@@ -204,6 +205,15 @@ class CitedBodies:
         text = body.get("text")
         if isinstance(text, Mapping) and "sha256" in text:
             self._check(text["sha256"], f"{where} (main text)")
+        for name, digest in browser_blobs(body):  # a browser capture (ledger/capture_browser.py)
+            self._check(digest, f"{where} ({name})")
+        manifest = dict(browser_blobs(body)).get("browser.exchanges_sha256")
+        try:
+            named = exchange_blobs(self.store, manifest) if manifest else []
+        except ValueError as exc:  # kept whole (checked above), yet no manifest: a bad signer
+            raise BodyMismatch(f"{where}: its exchanges' manifest is none: {exc}") from None
+        for index, name, digest in named:
+            self._check(digest, f"{where} (exchange {index}, {name})")
 
     def _check(self, digest: Any, where: str) -> None:
         with self._lock:

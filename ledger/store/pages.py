@@ -41,6 +41,8 @@ class PageCapture:
     text_sha256: str = ""
     text_length: int | None = None
     error: str = ""
+    mode: str = ""  # "browser" for a browser capture (its own chain); "" for a plain one
+    verdict: str = ""  # a browser capture's verdict
 
     @property
     def version_key(self) -> str:
@@ -86,9 +88,15 @@ def capture_of(envelope: Mapping[str, Any], index: int) -> PageCapture:
         text_sha256=string(text.get("sha256")),
         text_length=length if type(length) is int else None,
         error=string(body.get("error")),
+        mode=string(body.get("mode")),
+        verdict=string((body.get("browser") or {}).get("verdict"))
+        if isinstance(body.get("browser"), Mapping)
+        else "",
     )
 
 
+# The chain of a page's captures of a mode is the item's key and this (the capture book's key).
+CHAIN_SUFFIX = {"browser": "#browser"}
 # The lines these readers parse: items and captures (every other leaf is skipped unparsed).
 _ITEM_TAG = b'"axiom_type":"' + AXIOM_TYPE.encode() + b'"'
 _CAPTURE_TAG = b'"axiom_type":"' + CAPTURE_TYPE.encode() + b'"'
@@ -136,6 +144,8 @@ def page_chains(
         elif envelope.get("axiom_type") == CAPTURE_TYPE:
             capture = capture_of(envelope, -1)
             key = items.get(capture.item)
+            if key is not None and capture.mode:  # a browser capture's chain is its own
+                key += CHAIN_SUFFIX.get(capture.mode, "#" + capture.mode)
             if key is not None:
                 chains.setdefault(key, []).append((facts.get(key, {}), capture))
     return chains, end

@@ -307,6 +307,7 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
 # The modules of hostile cases, each with its expected verdicts (a module missing here is a
 # corpus that silently stopped being loaded).
 HOSTILE_MODULES = {
+    "corpus_browser",
     "corpus_capture",
     "corpus_duplicate_last",
     "corpus_eras",

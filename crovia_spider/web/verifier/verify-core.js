@@ -762,7 +762,7 @@
   const CAPTURE_BODY_KEYS = [
     "schema", "spider", "vendor", "item", "url", "captured_at", "run", "outcome", "final_url",
     "status", "redirects", "headers", "ip_address", "tls_certificate_sha256", "body_sha256",
-    "body_length", "request_head_sha256", "response_head_sha256", "text", "error",
+    "body_length", "request_head_sha256", "response_head_sha256", "text", "error", "mode", "browser",
   ];
   const AXIOM_ID = /^axm_[0-9a-f]{64}$/;
   const codePoints = (s) => [...s].length;
@@ -837,6 +837,76 @@
     if (body.outcome === "moved" && body.final_url === body.url) {
       throw new CheckFailed("envelope_shape", "a capture moved ends at another URL than body.url", null, null);
     }
+    checkBrowserCapture(body);
+  }
+
+  // A browser capture's `mode` and `browser`, as ledger/capture_browser.py browser_problem holds
+  // them, rule for rule: absent mode, a plain capture without `browser`; "browser", its facts
+  // well-formed, and only a complete or partial capture a version of the page.
+  const BROWSER_KEYS = [
+    "verdict", "reasons", "twin", "exchanges_sha256", "requests", "refused", "failed", "screenshot",
+    "dom", "software", "viewport", "user_agent", "options",
+  ];
+  const BROWSER_REQUIRED = [
+    "verdict", "exchanges_sha256", "requests", "refused", "failed", "software", "viewport",
+    "user_agent", "options",
+  ];
+  const BROWSER_VERDICTS = ["complete", "partial", "blocked", "failed"];
+  const BROWSER_USABLE = ["complete", "partial"];
+  const BROWSER_MAX_REASONS = 20;
+  const BROWSER_TEXT_CHARS = 1024;
+  const BROWSER_MAX_OPTIONS = 20;
+  const BROWSER_MAX_PIXELS = 1000000n;
+  const OPTION_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+  const intWithin = (v, low, high) => v instanceof JsonInt && v.big >= low && (high === null || v.big <= high);
+  function checkBrowserCapture(body) {
+    const fail = (what) => { throw new CheckFailed("envelope_shape", what, null, null); };
+    if (!has(body, "mode")) {
+      if (has(body, "browser")) fail("body.browser is a browser capture's: body.mode is missing");
+      return;
+    }
+    if (body.mode !== "browser") fail("body.mode is not 'browser'");
+    const browser = body.browser;
+    if (!isObject(browser)) fail("body.browser is not an object (a browser capture's)");
+    if (!Object.keys(browser).every((k) => BROWSER_KEYS.includes(k))) fail("body.browser has keys a browser capture does not");
+    for (const name of BROWSER_REQUIRED) if (!has(browser, name)) fail(`body.browser.${name} is missing`);
+    if (!BROWSER_VERDICTS.includes(browser.verdict)) fail(`body.browser.verdict is not one of ${BROWSER_VERDICTS.join(", ")}`);
+    if (typeof browser.exchanges_sha256 !== "string" || !HEX64.test(browser.exchanges_sha256)) fail("body.browser.exchanges_sha256 is not 64 lowercase hex");
+    for (const name of ["requests", "refused", "failed"]) if (!intWithin(browser[name], 0n, null)) fail(`body.browser.${name} is not an int of at least 0`);
+    if (browser.refused.big + browser.failed.big > browser.requests.big) fail("body.browser.refused and failed count more than its requests");
+    if (has(browser, "twin") && (typeof browser.twin !== "string" || !AXIOM_ID.test(browser.twin))) fail("body.browser.twin is not an axiom_id");
+    if (has(browser, "reasons")) {
+      const reasons = browser.reasons;
+      if (!Array.isArray(reasons) || reasons.length === 0 || reasons.length > BROWSER_MAX_REASONS) fail(`body.browser.reasons is not a list of 1 to ${BROWSER_MAX_REASONS} strings`);
+      if (!reasons.every((r) => sizedString(r, BROWSER_TEXT_CHARS))) fail("body.browser.reasons holds one that is not 1 to 1024 characters");
+    }
+    const shot = has(browser, "screenshot") ? browser.screenshot : null;
+    if (shot !== null) {
+      if (!isObject(shot) || !sameSet(Object.keys(shot), ["sha256", "width", "height"])) fail("body.browser.screenshot is not {sha256, width, height}");
+      if (typeof shot.sha256 !== "string" || !HEX64.test(shot.sha256)) fail("body.browser.screenshot.sha256 is not 64 lowercase hex");
+      if (!intWithin(shot.width, 1n, BROWSER_MAX_PIXELS) || !intWithin(shot.height, 1n, BROWSER_MAX_PIXELS)) fail("body.browser.screenshot width and height are not ints of 1 to 1000000");
+    }
+    const dom = has(browser, "dom") ? browser.dom : null;
+    if (dom !== null) {
+      if (!isObject(dom) || !sameSet(Object.keys(dom), ["sha256", "length"])) fail("body.browser.dom is not {sha256, length}");
+      if (typeof dom.sha256 !== "string" || !HEX64.test(dom.sha256) || !intWithin(dom.length, 0n, null)) fail("body.browser.dom is not a sha256 and a length");
+    }
+    const software = browser.software;
+    if (!isObject(software) || !sameSet(Object.keys(software), ["browser", "driver"])) fail("body.browser.software is not {browser, driver}");
+    if (!Object.values(software).every((v) => sizedString(v, BROWSER_TEXT_CHARS))) fail("body.browser.software holds one that is not 1 to 1024 characters");
+    const viewport = browser.viewport;
+    if (!isObject(viewport) || !sameSet(Object.keys(viewport), ["width", "height"])) fail("body.browser.viewport is not {width, height}");
+    if (!Object.values(viewport).every((v) => intWithin(v, 1n, BROWSER_MAX_PIXELS))) fail("body.browser.viewport width and height are not ints of 1 to 1000000");
+    if (!sizedString(browser.user_agent, BROWSER_TEXT_CHARS)) fail("body.browser.user_agent is not 1 to 1024 characters");
+    const options = browser.options;
+    if (!isObject(options) || Object.keys(options).length > BROWSER_MAX_OPTIONS) fail(`body.browser.options is not an object of at most ${BROWSER_MAX_OPTIONS} options`);
+    for (const [name, value] of Object.entries(options)) {
+      if (!OPTION_NAME.test(name)) fail("body.browser.options has a name that is not lower-case letters, digits and _");
+      if (!(typeof value === "boolean" || value instanceof JsonInt || sizedString(value, BROWSER_TEXT_CHARS))) fail(`body.browser.options.${name} is not a boolean, an int or a string`);
+    }
+    if (browser.verdict === "complete" && has(browser, "reasons")) fail("a complete browser capture gives no reasons");
+    if (browser.verdict !== "complete" && !has(browser, "reasons")) fail(`a ${browser.verdict} browser capture says why (body.browser.reasons)`);
+    if (!BROWSER_USABLE.includes(browser.verdict) && body.outcome !== "failed") fail(`a ${browser.verdict} browser capture has the outcome failed`);
   }
 
   // What ties a capture record's envelope to its body (ledger/capture_record.py

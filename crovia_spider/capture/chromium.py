@@ -1,0 +1,166 @@
+"""The system Chromium, driven by Playwright, that no crawl outlives (docs/spider.md, "Browser
+captures").
+
+Playwright starts its driver (Node) as a child of the crawl and the driver starts Chromium in a
+process group of its own. The driver exits when the crawl's end of its pipe closes, however the
+crawl ends, and closes its browsers then; but a driver killed outright would leave Chromium
+behind. So Chromium is not started directly: `executable_path` is a launcher written for the
+session (`launcher`) that has the kernel kill Chromium when the thread that started it (the
+driver's) ends (PR_SET_PDEATHSIG, as crovia_spider/deathsig.py does for the crawl's own
+children), then execs the real binary. Chromium's own helpers (zygote, renderers) end when their
+browser process does. Every process of the session carries `CROVIA_BROWSER_SESSION=<token>` in its
+environment, so a test (or an operator) can tell this crawl's Chromium from any other.
+
+Nothing is downloaded: the binary is CROVIA_CHROMIUM (default /usr/bin/chromium). Its network is a
+dead end: every request a page makes is fulfilled by the crawl through Scrapy
+(crovia_spider/capture/browser.py); the proxy Chromium is given is a loopback port bound and never
+listened on, so a connection it would make by itself (a preconnect, a WebSocket, a redirect it
+followed) is refused on the spot, and no name is resolved by Chromium (a proxy resolves names).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+SESSION_ENV = "CROVIA_BROWSER_SESSION"
+# Flags for a headless Chromium that sends nothing of its own (no updates, no sync, no metrics)
+# and whose JavaScript heap is capped (--js-flags is added per session).
+CHROMIUM_ARGS = (
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--disable-domain-reliability",
+    "--metrics-recording-only",
+    "--disable-features=Prefetch,NetworkPrediction,SpeculationRules,PreloadingHeuristics,"
+    "AutofillServerCommunication,OptimizationHints,MediaRouter,InterestFeedContentSuggestions",
+    "--dns-prefetch-disable",
+    "--mute-audio",
+    "--hide-scrollbars",
+)
+_LAUNCHER = """#!{python} -I
+# Written by crovia_spider/capture/chromium.py for one browser session: Chromium dies with the
+# thread that started it (the Playwright driver's), then the real binary runs in this process.
+import ctypes, os, signal, sys
+parent = os.getppid()
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if os.getppid() != parent:
+    os._exit(1)
+os.execv({binary!r}, [{binary!r}, *sys.argv[1:]])
+"""
+
+
+class ChromiumMissing(RuntimeError):
+    """CROVIA_CHROMIUM names no executable file."""
+
+
+def chromium_path(setting: str | None) -> Path:
+    """The Chromium binary of CROVIA_CHROMIUM (a path, or a command found on PATH)."""
+    name = setting or DEFAULT_CHROMIUM
+    found = shutil.which(name)
+    if found is None:
+        raise ChromiumMissing(
+            f"CROVIA_CHROMIUM: no Chromium at {name!r} (install the system's: apt-get install"
+            " chromium); browser captures never download a browser"
+        )
+    return Path(found)
+
+
+@dataclass
+class Launcher:
+    """The files and the socket of one session: a private directory holding the launcher, and
+    the dead proxy's bound socket (closed with the session)."""
+
+    directory: Path
+    executable: Path
+    proxy: socket.socket
+    token: str
+
+    @property
+    def proxy_server(self) -> str:
+        host, port = self.proxy.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self.proxy.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def launcher(binary: Path) -> Launcher:
+    """A launcher of `binary` in a new private directory (0700), and a dead proxy port."""
+    directory = Path(tempfile.mkdtemp(prefix="crovia-browser-"))
+    executable = directory / "chromium"
+    executable.write_text(_LAUNCHER.format(python=sys.executable, binary=str(binary)))
+    executable.chmod(stat.S_IRWXU)
+    dead = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    dead.bind(("127.0.0.1", 0))  # bound, never listening: a connection to it is refused
+    return Launcher(directory, executable, dead, secrets.token_hex(8))
+
+
+def launch_options(session: Launcher, memory_mb: int, user_agent: str) -> dict[str, Any]:
+    """The keyword arguments of Playwright's `chromium.launch` for `session`."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TZ", "TMPDIR")}
+    env[SESSION_ENV] = session.token
+    heap = max(64, memory_mb // 2)
+    return {
+        "executable_path": str(session.executable),
+        "args": [*CHROMIUM_ARGS, f"--js-flags=--max-old-space-size={heap}"],
+        # Every connection Chromium would make itself goes to the dead port, loopback included
+        # (Chromium bypasses a proxy for loopback unless told "<-loopback>").
+        "proxy": {"server": session.proxy_server, "bypass": "<-loopback>"},
+        "env": env,
+        # The crawl closes the browser itself: a Ctrl-C stops the crawl gracefully first.
+        "handle_sigint": False,
+        "handle_sigterm": False,
+        "handle_sighup": False,
+        "chromium_sandbox": False,
+    }
+
+
+def session_processes(token: str) -> list[int]:
+    """The live processes whose environment carries the session `token` (this user's only)."""
+    found = []
+    needle = f"{SESSION_ENV}={token}".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """The resident memory of `pids` together (from /proc; a process gone counts 0)."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
