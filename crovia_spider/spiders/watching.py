@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from crovia_spider.capture.book import CaptureBook, book_of
@@ -22,7 +23,7 @@ from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.identity import identity
 from crovia_spider.items import FeedEntryItem
-from crovia_spider.options import env_default
+from crovia_spider.options import env_default, resolve_path
 from crovia_spider.runs.runlog import FeedOutcome, utc_now_micro
 from crovia_spider.spiders.batching import batches
 
@@ -33,7 +34,8 @@ WATCH_SUMMARY = (
     " its captures are its record."
 )
 logger = logging.getLogger(__name__)
-NO_FETCH_STATUS = 0  # spider_record.source_status of a watched page: nothing was fetched
+NO_FETCH_STATUS = 0
+_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # spider_record.source_status of a watched page: nothing was fetched
 
 
 def watched(feeds: Iterable[FeedConfig]) -> list[FeedConfig]:
@@ -70,7 +72,11 @@ def watch_items(feeds: Iterable[FeedConfig], spider: str, observed_at: str, run_
 
 
 def schedule_watched(
-    book: CaptureBook | None, feeds: Iterable[FeedConfig], now: str, default_every: str
+    book: CaptureBook | None,
+    feeds: Iterable[FeedConfig],
+    now: str,
+    default_every: str,
+    directory: Path | None = None,
 ) -> int:
     """Set when each watched page in the capture book is due: `every` after its last capture
     (at once when it has none yet), whatever the book's growing schedule would say; the book
@@ -81,20 +87,42 @@ def schedule_watched(
     every = {feed.vendor: every_seconds(feed.every or default_every) for feed in watched(feeds)}
     urls = {url for feed in watched(feeds) for url in feed.urls}
     moment = now[:19] + "Z"
+    # A second before now: the book compares times as text, and "...:04.5Z" sorts before "...:04Z".
+    at_once = (_parse(moment) - timedelta(seconds=1)).strftime(_FORMAT)
     due = 0
     for page in book.pages.values():
         if page.vendor not in every or page.url not in urls:
             continue
-        last = getattr(page, "last_at", "")  # the book keeps it from schema v2 on
-        if last and page.last:
-            start = datetime.fromisoformat(last[:19]).replace(tzinfo=UTC)
-            page.next_due = (start + timedelta(seconds=every[page.vendor])).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            )
+        last = _last_capture_time(page, directory) if page.last else ""
+        if last:
+            page.next_due = (_parse(last) + timedelta(seconds=every[page.vendor])).strftime(_FORMAT)
         else:
-            page.next_due = moment
+            page.next_due = at_once
         due += page.next_due <= moment
     return due
+
+
+def _last_capture_time(page: Any, directory: Path | None) -> str:
+    """When the page was last captured: the book's own note when it keeps one, else the time
+    its last capture record (`page.last`) signs, read through the ledger's index."""
+    noted = getattr(page, "last_at", "")
+    if noted or directory is None:
+        return noted
+    from ledger.exceptions import LedgerError
+    from ledger.store import Ledger
+
+    try:
+        with Ledger.open(directory) as ledger:
+            body = ledger.envelope_of(page.last).get("body") or {}
+    except (LedgerError, OSError) as exc:
+        logger.warning("last capture of %s not read (%s): captured now", page.url, exc)
+        return ""
+    captured = body.get("captured_at")
+    return captured if isinstance(captured, str) else ""
+
+
+def _parse(moment: str) -> datetime:
+    return datetime.fromisoformat(moment[:19]).replace(tzinfo=UTC)
 
 
 def watch_start(spider: Any) -> list[Any]:
@@ -112,7 +140,8 @@ def watch_start(spider: Any) -> list[Any]:
             f"CROVIA_WATCH_EVERY is {default!r}: it takes an interval such as 1h"
         ) from None
     book = book_of(spider.crawler) if spider.capture_vendors else None
-    due = schedule_watched(book, sources, now, default)
+    directory = resolve_path(spider.settings["CROVIA_LEDGER_DIR"])
+    due = schedule_watched(book, sources, now, default, directory)
     items = watch_items(sources, spider.name, now, spider.run.parent_run_hash)
     logger.info("%d watched pages; %d followed ones due now", len(items), due)
     return list(batches(items))
