@@ -75,7 +75,6 @@ from crovia_spider.spiders.fetches import (
     signed_entries,
 )
 from crovia_spider.spiders.oaipmh_walk import OAIPMH_KIND, Harvest, harvest, oai_request
-from crovia_spider.spiders.oaipmh_walk import check_settings as check_oai_settings
 from crovia_spider.spiders.remote import SEQUENCER, WORKER, RemoteRoles, remote_role
 from crovia_spider.spiders.sitemap_walk import (
     SITEMAP_KIND,
@@ -171,7 +170,6 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
                 spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
                 if remote_role(crawler.settings):  # watched pages are local crawls' own
                     spider.feeds = [f for f in spider.feeds if f.kind != WATCH_KIND]
-            check_oai_settings(crawler.settings)
             remote = spider.setup_remote(crawler)
             memory_mb = checked["CROVIA_PARSE_MEMORY_MB"]
             seconds = checked["CROVIA_PARSE_SECONDS"]

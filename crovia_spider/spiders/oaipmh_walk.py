@@ -21,8 +21,8 @@ started again, once: `once_each`). What is bounded, each a part saying so and on
   starts that day's list again, once; any other leaves the day unlisted;
 - a resumption token already followed in this harvest (a list that loops), or one that cannot be
   followed (too long, a control character): the day's list stops there;
-- CROVIA_OAI_PAGES requests a harvest (default DEFAULT_PAGES): an endless chain of tokens stops
-  there, and the days after it are not asked;
+- CROVIA_OAI_PAGES requests a harvest (default 100): an endless chain of tokens stops there, and
+  the days after it are not asked;
 - CROVIA_MAX_SITEMAP_URLS records a harvest, as a sitemap walk's URLs (the walk asks for no more
   once it holds them);
 - a page of more than 10,000 records, or declaring entities, is refused by the reader
@@ -49,14 +49,13 @@ import scrapy
 from scrapy.http import Response
 
 from crovia_spider.config.feeds import OAIPMH_KIND, FeedConfig
-from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.oaipmh import BAD_TOKEN, OaiPage
+from crovia_spider.options import env_default, read_setting
 from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
 from crovia_spider.spiders.sitemap_walk import Read, Walk
 
 __all__ = ["OAIPMH_KIND", "Harvest", "complete_days", "harvest", "oai_request"]
 
-DEFAULT_PAGES = 100  # requests a harvest makes at most (CROVIA_OAI_PAGES)
 FIRST_DAYS = 2  # a source's first harvest: today and the two days before
 MAX_DAYS = 3660  # days one harvest may ask for (CROVIA_OAI_FROM ten years back)
 NOT_READ = "OAI-PMH page not read"  # a run record's drop reason: a part that gave no records
@@ -90,25 +89,11 @@ class Harvest(Walk):
         return "; ".join(said)
 
 
-def check_settings(settings: Any) -> None:
-    """Raise ConfigError unless CROVIA_OAI_FROM (when set) is a date and CROVIA_OAI_PAGES a whole
-    number above 0: a crawl told them wrong must not start."""
-    forced = settings.get("CROVIA_OAI_FROM")
-    if forced:
-        try:
-            date.fromisoformat(str(forced))
-        except ValueError:
-            raise ConfigError(
-                f"CROVIA_OAI_FROM must be a date YYYY-MM-DD, not {forced!r}"
-            ) from None
-    pages = settings.get("CROVIA_OAI_PAGES", DEFAULT_PAGES)
-    try:
-        if int(pages) < 1:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"CROVIA_OAI_PAGES must be a whole number above 0, not {pages!r}"
-        ) from None
+def setting(settings: Any, name: str) -> Any:
+    """Setting `name` of a crawl, read by its kind (crovia_spider/options.py): `-s` beats the
+    environment beats the default (the crawl checked every one before it started)."""
+    value = settings.get(name)
+    return read_setting(name, env_default(name) if value is None else value, "setting")
 
 
 def harvest_days(
@@ -156,7 +141,7 @@ def oai_request(
 ) -> scrapy.Request:
     """The first request of a harvest of `feed` (its state `entry`): the list of its first day,
     carrying the days to ask for after it."""
-    days = harvest_days(entry, str(settings.get("CROVIA_OAI_FROM") or ""))
+    days = harvest_days(entry, setting(settings, "CROVIA_OAI_FROM"))
     meta = {"feed": feed, "oai_days": days}
     return scrapy.Request(list_url(feed, days[0]), meta=meta, dont_filter=True, **kwargs)
 
@@ -165,7 +150,7 @@ async def harvest(spider: Any, first: Read, feed: FeedConfig) -> Harvest:
     """The harvest from its first page, `first` (see the module docstring)."""
     days: list[str] = list(first.response.meta.get("oai_days") or [listed_day(first.response.url)])
     walk = Harvest(days=days, bodies=[first])
-    pages = int(spider.settings.get("CROVIA_OAI_PAGES", DEFAULT_PAGES))
+    pages = setting(spider.settings, "CROVIA_OAI_PAGES")
     limit = spider.entry_limit(feed)
     held, fetched, followed = len(first.parsed.entries), 1, set()
     index, page, restarted = 0, first.parsed, False
