@@ -62,6 +62,16 @@ def register(commands: argparse._SubParsersAction, feeds_file: Any) -> None:
     )  # fmt: skip
     feeds_file(add)
     add.add_argument("--dry-run", action="store_true", help="show the entry, write nothing")
+    add.add_argument(
+        "--watch", action="store_true",
+        help="watch URL itself (a policy, terms, a model card): a source of kind watch, its page"
+        " captured at every crawl it is due; nothing is fetched now",
+    )  # fmt: skip
+    add.add_argument(
+        "--every", metavar="INTERVAL",
+        help="with --watch: how often it is captured (90s, 30m, 1h, 7d; default"
+        " $CROVIA_WATCH_EVERY)",
+    )  # fmt: skip
     add.set_defaults(handler=cmd_add, logs=False)
     trial = commands.add_parser(
         "try", help="read one source as a crawl would, and print its items; signs nothing",
@@ -125,6 +135,12 @@ def cmd_add(args: argparse.Namespace) -> int:
     )
     from crovia_spider.config.feeds import DEFAULT_SPIDER
 
+    if args.watch:
+        return add_watch(args)
+    if args.every:
+        from crovia_spider.exceptions import ConfigError
+
+        raise ConfigError("--every is for a watched page (--watch)")
     quiet_robots(args.verbose)
     existing = existing_feeds(args.feeds_file)
     vendor = args.vendor or vendor_from_host(args.url)
@@ -172,6 +188,26 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.feeds_file != path_default("CROVIA_FEEDS_FILE"):
         given = f" --feeds-file {shlex.quote(str(args.feeds_file))}"
     print(f"try it: crovia feeds try {vendor}{given}; crawl it: crovia crawl {vendor}{given}")
+    return EXIT_OK
+
+
+def add_watch(args: argparse.Namespace) -> int:
+    """`feeds add URL --watch`: a source of kind watch for URL (docs/spider.md, "Watching
+    pages"), vendor `<host>_watch` unless --vendor; validated and appended as any entry. Nothing
+    is fetched now: the next crawl observes the page and captures it."""
+    existing = existing_feeds(args.feeds_file)
+    vendor = args.vendor or vendor_from_host(args.url) + "_watch"
+    entry: dict[str, Any] = {"vendor": vendor, "kind": "watch", "urls": [args.url]}
+    entry |= {"every": args.every} if args.every else {}
+    _checked_entry(entry)
+    refuse_taken(args.feeds_file, existing, vendor, args.url)
+    if args.dry_run:
+        print(f"would add {vendor}: watched page {printable(args.url)} (--dry-run: not written):")
+        print(render_tables([entry]).rstrip("\n"))
+        return EXIT_OK
+    add_entry(args.feeds_file, entry)
+    print(f"added {vendor}: watched page {printable(args.url)} -> {args.feeds_file}")
+    print(f"capture it now: crovia capture {vendor}; its changes: crovia changes --vendor {vendor}")
     return EXIT_OK
 
 

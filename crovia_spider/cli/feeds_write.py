@@ -42,7 +42,7 @@ def refuse_taken(feeds_file: Path, existing: list[Any], vendor: str, url: str) -
                 f"{feeds_file}: vendor {vendor!r} is configured already ({feed.url}); give"
                 " another with --vendor ID"
             )
-        if feed.url == url:
+        if url == feed.url or url in feed.urls:
             raise ConfigError(f"{feeds_file}: {url} is configured already, as {feed.vendor!r}")
 
 
@@ -70,7 +70,8 @@ def add_entry(feeds_file: Path, entry: dict[str, Any]) -> None:
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         old = target.read_bytes() if target.exists() else b""
-        refuse_taken(feeds_file, existing_feeds(target), entry["vendor"], entry["url"])
+        url = entry.get("url") or entry["urls"][0]  # a watch source lists its pages in urls
+        refuse_taken(feeds_file, existing_feeds(target), entry["vendor"], url)
         replace_validated(feeds_file, target, appended(old, entry))
     finally:
         os.close(lock)  # and the lock with it
