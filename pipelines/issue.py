@@ -45,9 +45,8 @@ from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
 from crovia_spider.runs.runsummary import log_summary
 from crovia_spider.spiders.capturing import CAPTURE_RECORDED, PageFetch
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
-from ledger.capture_browser import USABLE as USABLE_VERDICTS
 from ledger.capture_record import FAILED as CAPTURE_FAILED
-from ledger.capture_record import new_capture_envelope
+from ledger.capture_record import USABLE_VERDICTS, new_capture_envelope
 from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.fetch_record import new_fetch_envelope

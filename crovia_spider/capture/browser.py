@@ -51,7 +51,7 @@ from crovia_spider.capture.chromium import (
     session_processes,
 )
 from crovia_spider.capture.exchanges import Exchange, Exchanges
-from ledger.store.bodies import MAX_BODY_BYTES
+from ledger.store import MAX_BODY_BYTES
 
 logger = logging.getLogger(__name__)
 ALLOWED_METHODS = ("GET", "HEAD", "POST")

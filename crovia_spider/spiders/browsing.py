@@ -7,7 +7,7 @@ which names it as its twin. A browser capture's main document is an ordinary Scr
 the browser (crovia_spider/capture/browser.py), and every further request the page makes is
 downloaded by the crawl's own engine (`engine.download_async`, through every downloader
 middleware) and handed back. What came of it goes to the issue stage as a PageFetch with
-`mode` "browser" and `browser` (ledger/capture_browser.py), with every blob to keep.
+`mode` "browser" and `browser` (ledger/capture_record.py), with every blob to keep.
 
 The browser captures of a page form their own chain (book key: the item's key and
 BROWSER_SUFFIX), so they are compared with each other only: a plain capture never makes a browser
@@ -45,8 +45,13 @@ from crovia_spider.capture.walls import wall_evidence
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.options import resolve_path
 from crovia_spider.runs.stopping import FetchStopped
-from ledger.capture_browser import BROWSER_MODE, USABLE
-from ledger.capture_record import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
+from ledger.capture_record import (
+    BROWSER_MODE,
+    HEADER_CHARS,
+    MAX_REDIRECTS,
+    URL_CHARS,
+    USABLE_VERDICTS,
+)
 
 BROWSER_SUFFIX = "#browser"
 TWIN_META = "crovia_browser_twin"
@@ -78,10 +83,9 @@ class BrowserCaptures:
         self.browser_concurrency = max(1, settings.getint("CROVIA_BROWSER_CONCURRENCY", 2))
         self.browser_options = Options(
             seconds=max(1.0, settings.getfloat("CROVIA_BROWSER_SECONDS", 30.0)),
-            width=max(1, settings.getint("CROVIA_BROWSER_WIDTH", 1280)),
-            height=max(1, settings.getint("CROVIA_BROWSER_HEIGHT", 800)),
             max_requests=max(1, settings.getint("CROVIA_BROWSER_REQUESTS", 500)),
-            max_bytes=max(1, settings.getint("CROVIA_BROWSER_PAGE_BYTES", 64 * 1024 * 1024)),
+            # A page's bodies together: four times what one capture may keep.
+            max_bytes=4 * self.capture_max_bytes,
             memory_mb=max(64, settings.getint("CROVIA_BROWSER_MEMORY_MB", 1024)),
             user_agent=settings.get("USER_AGENT") or "",
         )
@@ -176,7 +180,7 @@ class BrowserCaptures:
     async def _record_browser(
         self, fetch: Any, job: Job, twin: str, rendered: Rendered, wall: list[str]
     ) -> None:
-        """Make the browser capture's facts (ledger/capture_browser.py) and send it to be signed."""
+        """Make the browser capture's facts (ledger/capture_record.py) and send it to be signed."""
         exchanges = rendered.exchanges
         main = rendered.main
         at = next((i for i, e in enumerate(exchanges.items) if e is main), len(exchanges.items))
@@ -213,7 +217,7 @@ class BrowserCaptures:
             browser["dom"] = {"sha256": exchanges.keep(rendered.dom), "length": len(rendered.dom)}
         fetch.browser = browser
         fetch.blobs = exchanges.blobs
-        if found in USABLE and rendered.dom:
+        if found in USABLE_VERDICTS and rendered.dom:
             text = await self.parser.call(
                 text_within,
                 main_text,
@@ -222,7 +226,7 @@ class BrowserCaptures:
                 DOM_TYPE,
             )
             fetch.text, fetch.error = text.text, text.error
-        elif found not in USABLE:
+        elif found not in USABLE_VERDICTS:
             fetch.error = f"{found}: " + "; ".join(reasons)
             fetch.error = fetch.error[:HEADER_CHARS]
         from crovia_spider.spiders.capturing import CAPTURE_RECORDED

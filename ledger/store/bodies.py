@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ledger.capture_browser import browser_blobs, exchange_blobs
-from ledger.capture_record import KEPT_DIGESTS, is_capture_record
+from ledger.capture_record import KEPT_DIGESTS, browser_blobs, exchange_blobs, is_capture_record
 from ledger.exceptions import BodyMismatch
 from ledger.fetch_record import is_fetch_record
 from ledger.jsonl import fsync_dir
@@ -205,7 +204,7 @@ class CitedBodies:
         text = body.get("text")
         if isinstance(text, Mapping) and "sha256" in text:
             self._check(text["sha256"], f"{where} (main text)")
-        for name, digest in browser_blobs(body):  # a browser capture (ledger/capture_browser.py)
+        for name, digest in browser_blobs(body):  # a browser capture (ledger/capture_record.py)
             self._check(digest, f"{where} ({name})")
         manifest = dict(browser_blobs(body)).get("browser.exchanges_sha256")
         try:

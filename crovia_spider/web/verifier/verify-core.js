@@ -840,7 +840,7 @@
     checkBrowserCapture(body);
   }
 
-  // A browser capture's `mode` and `browser`, as ledger/capture_browser.py browser_problem holds
+  // A browser capture's `mode` and `browser`, as ledger/capture_record.py browser_problem holds
   // them, rule for rule: absent mode, a plain capture without `browser`; "browser", its facts
   // well-formed, and only a complete or partial capture a version of the page.
   const BROWSER_KEYS = [
