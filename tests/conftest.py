@@ -1,6 +1,13 @@
 """Shared fixtures: a feed server on 127.0.0.1 serving the project's fixture feeds.
 
 To crawl in a test: `from tests.crawl import run_crawl` (see tests/crawl.py).
+
+The suite is hermetic: no CROVIA_* variable of the caller's shell changes a test's outcome (issue
+43, obs 9: with CROVIA_LEDGER_DIR set, `crovia pubkey` in a test read the shell's ledger). Every
+CROVIA_* variable is removed from the environment when this file is loaded, before any test module
+is imported, except INFRASTRUCTURE: where `make test` found the tools the tests drive, the rule
+against skips and the fuzzing time. A test that wants a setting sets it (monkeypatch, or the
+environment of the process it starts: tests/crawl.py). tests/test_hermetic.py holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +20,21 @@ from pathlib import Path
 import pytest
 
 from tests.feedserver import FeedServer
+
+# What the test infrastructure needs from `make test` (the Makefile exports the first four):
+# Chromium, node, redis-server and pywb's venv, the no-skip rule, the time each fuzz harness runs.
+INFRASTRUCTURE = frozenset(
+    {
+        "CROVIA_CHROMIUM",
+        "CROVIA_NODE",
+        "CROVIA_REDIS_SERVER",
+        "CROVIA_PYWB_BIN",
+        "CROVIA_FORBID_SKIPS",
+        "CROVIA_FUZZ_SECONDS",
+    }
+)
+for _name in [n for n in os.environ if n.startswith("CROVIA_") and n not in INFRASTRUCTURE]:
+    del os.environ[_name]
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"

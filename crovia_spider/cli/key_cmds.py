@@ -79,14 +79,26 @@ def _add_pubkey(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "pubkey",
         help="print the public key and key_id of a signing key",
-        description="Print the public key and key_id of an existing key file, and write its"
-        " trust root (the format `crovia keygen --trust-root` writes) for others to pin, with the"
-        " signed rotations of --ledger-dir that lead to the key and the TSA roots of"
-        " $CROVIA_TSA_ROOTS.",
+        description="Print the public key, key_id and note verifier key of an existing key file,"
+        " and write its trust root (the format `crovia keygen --trust-root` writes) for others"
+        " to pin, with the signed rotations of the ledger that lead to the key and the TSA roots"
+        " of $CROVIA_TSA_ROOTS. The note key is named after the log origin of the ledger"
+        " (--ledger-dir, else $CROVIA_LEDGER_DIR), which is printed with where it came from; a"
+        " key that is not in that ledger's chain of keys is refused (exit 2). --no-ledger: the"
+        " key alone (a witness key, a key before `crovia rotate-key`).",
     )
     _key_file(parser)
     _trust_root_flag(parser)
-    ledger_dir(parser)  # whose rotations.jsonl leads to the key, for --trust-root
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--ledger-dir", type=Path, default=None, metavar="DIR",
+        help="the ledger the key signs: its origin, and the rotations that lead to the key"
+        " (default: $CROVIA_LEDGER_DIR or data/ledger)",
+    )  # fmt: skip
+    which.add_argument(
+        "--no-ledger", action="store_true",
+        help="the key alone: its own default origin (or $CROVIA_LOG_ORIGIN), no rotations",
+    )  # fmt: skip
     json_flag(parser)
     parser.set_defaults(handler=cmd_pubkey)
 
@@ -156,30 +168,70 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def cmd_pubkey(args: argparse.Namespace) -> int:
-    from ledger.exceptions import LedgerError
-    from ledger.store import load_ledger_key
+    """The key's identity under the origin of the ledger it signs (said, with its source);
+    LedgerError (exit 2) for a key that is not in that ledger's chain."""
+    from ledger.keys import load_signing_key
+    from ledger.store import ledger_key_context, load_ledger_key
 
-    key = load_ledger_key(args.key, args.ledger_dir, notice=notice)
-    try:
-        rotations = _rotations_to(args.ledger_dir, key)
-    except LedgerError:
-        if args.trust_root is not None:  # its trust root would not lead to the ledger's keys
-            raise
-        rotations = None  # a key of no rotation of this ledger: its own identity is shown
-    origin = (
-        None
-        if rotations is None
-        else _log_origin(args.ledger_dir, rotations, bytes(key.verify_key))
-    )
-    rotations = rotations or []
+    directory, named_by = _pubkey_ledger(args)
+    if directory is None:
+        key = load_signing_key(args.key, notice=notice)  # a raw key of old: no ledger vouches
+        origin, source = _own_origin(bytes(key.verify_key), " (no ledger)")
+        rotations: list[dict] = []
+    else:
+        key = load_ledger_key(args.key, directory, notice=notice)
+        public = bytes(key.verify_key)
+        context = ledger_key_context(directory)
+        if context.new:  # absent or empty: no key signs it yet
+            origin, source = _own_origin(public, f": no ledger at {directory} yet")
+            rotations = []
+        elif not context.signs(public):
+            raise _not_in_chain(public, directory, named_by)
+        else:
+            rotations = _rotations_to(directory, key)
+            origin, source = _log_origin(directory, rotations, public)
     _write_trust_root(args, key, rotations, origin)
-    return _show(args, key, key_file=args.key, origin=origin)
+    shown = {"origin": origin, "origin_from": source, "ledger_dir": directory}
+    return _show(args, key, key_file=args.key, origin=origin, extra=shown)
 
 
-def _log_origin(ledger_dir: Path, rotations: list[dict], public: bytes) -> str:
-    """The name of the log's note key: $CROVIA_LOG_ORIGIN, else the origin of the checkpoints
-    already in `ledger_dir`'s tlog/, else the default of the ledger's first key (a rotation keeps
-    the log's name: its checkpoints go on under it, signed by the new key)."""
+def _pubkey_ledger(args: argparse.Namespace) -> tuple[Path | None, str]:
+    """The ledger `crovia pubkey` reads (None with --no-ledger) and what named it."""
+    import os
+
+    if args.no_ledger:
+        return None, ""
+    if args.ledger_dir is not None:
+        return args.ledger_dir, "--ledger-dir"
+    named = "CROVIA_LEDGER_DIR" if "CROVIA_LEDGER_DIR" in os.environ else "the default"
+    return path_default("CROVIA_LEDGER_DIR"), named
+
+
+def _not_in_chain(public: bytes, directory: Path, named_by: str) -> Exception:
+    from ledger.exceptions import LedgerError
+
+    return LedgerError(
+        f"key_id {_key_id(public.hex())} is not a key of the ledger at {directory} ({named_by}):"
+        " no seal, rotation or leaf of it names the key, so a note verifier key under its log's"
+        " origin would match neither log. Give the ledger the key signs with --ledger-dir, or"
+        " --no-ledger for a key of no ledger (a witness key, a key before `crovia rotate-key`)"
+    )
+
+
+def _own_origin(public: bytes, why: str) -> tuple[str, str]:
+    """A key's origin without a ledger: $CROVIA_LOG_ORIGIN, else its own default."""
+    from ledger.store import log_origin
+
+    configured = env_default("CROVIA_LOG_ORIGIN") or None
+    source = "CROVIA_LOG_ORIGIN" if configured else f"the key's own default{why}"
+    return log_origin(configured, public), source
+
+
+def _log_origin(ledger_dir: Path, rotations: list[dict], public: bytes) -> tuple[str, str]:
+    """The name of the log's note key and where it came from: $CROVIA_LOG_ORIGIN, else the
+    origin of the checkpoints already in `ledger_dir`'s tlog/, else the default of the ledger's
+    first key (a rotation keeps the log's name: its checkpoints go on under it, signed by the
+    new key)."""
     from ledger.store import CheckpointStore, log_origin
 
     configured = env_default("CROVIA_LOG_ORIGIN") or None
@@ -190,7 +242,13 @@ def _log_origin(ledger_dir: Path, rotations: list[dict], public: bytes) -> str:
         except (OSError, ValueError, LookupError, TypeError):  # unreadable: fall back, as publish
             stored = None
     first = bytes.fromhex(rotations[0]["old_public_key_hex"]) if rotations else public
-    return log_origin(configured or stored, first)
+    if configured:
+        source = "CROVIA_LOG_ORIGIN"
+    elif stored:
+        source = f"the checkpoints of {ledger_dir}"
+    else:
+        source = f"the default of the first key of {ledger_dir}"
+    return log_origin(configured or stored, first), source
 
 
 def _rotations_to(ledger_dir: Path, key: object) -> list[dict]:
@@ -233,7 +291,7 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
     with Ledger.open(args.ledger_dir, signing_key=old, lock_timeout=args.lock_timeout) as ledger:
         record = ledger.rotate_key(new)
     rotations = _rotations_to(args.ledger_dir, new)
-    origin = _log_origin(args.ledger_dir, rotations, bytes(new.verify_key))
+    origin, _source = _log_origin(args.ledger_dir, rotations, bytes(new.verify_key))
     _write_trust_root(args, new, rotations, origin)
     if args.json:
         print_json(
@@ -289,15 +347,26 @@ def _identity(public: bytes, origin: str | None = None) -> dict[str, str]:
 
 
 def _show(
-    args: argparse.Namespace, key: object, *, key_file: Path, origin: str | None = None
+    args: argparse.Namespace,
+    key: object,
+    *,
+    key_file: Path,
+    origin: str | None = None,
+    extra: dict[str, object] | None = None,
 ) -> int:
+    """Print the key's identity; `extra` (pubkey's origin, its source, the ledger) too."""
     root = _identity(bytes(key.verify_key), origin)
     written = None if args.trust_root is None else str(args.trust_root)
+    extra = extra or {}
     if args.json:
-        print_json({**root, "key_file": str(key_file), "trust_root_file": written})
+        ledger = extra.get("ledger_dir")
+        shown = {**extra, "ledger_dir": None if ledger is None else str(ledger)} if extra else {}
+        print_json({**root, **shown, "key_file": str(key_file), "trust_root_file": written})
         return EXIT_OK
     print(f"public key: {root['public_key_hex']}")
     print(f"key_id:     {root['key_id']}")
+    if extra:
+        print(f"log origin: {extra['origin']} ({extra['origin_from']})")
     print(f"note verifier key: {root['note_verifier_key']}")
     if written is not None:
         print(f"trust root: {written}")
