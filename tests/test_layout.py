@@ -173,6 +173,7 @@ SPIDER_ROOM_RANKS = {
     "web": 2,
     "commands": 2,
     "archive": 2,
+    "changes": 2,
     "fetching": 3,
     "services": 3,
     "capture": 3,

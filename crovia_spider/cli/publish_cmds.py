@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    from crovia_spider.changes.published import write_changes
     from crovia_spider.exceptions import ConfigError
     from crovia_spider.services.witness_client import collect_cosignatures
     from crovia_spider.web.site import write_verifier_page
@@ -60,8 +61,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         url.strip() for url in env_default("CROVIA_WITNESSES").split(",") if url.strip()
     ]
     cosigner = functools.partial(collect_cosignatures, witnesses) if witnesses else None
-    # The log (tiles, bundles, seals), then the receipts of its new leaves and the verifier page.
-    writers = (*WRITERS, write_receipts, write_verifier_page)
+    # The log (tiles, bundles, seals), then the receipts of its new leaves and the verifier page,
+    # then the feeds of change events and their pages (docs/watching.md).
+    writers = (*WRITERS, write_receipts, write_verifier_page, write_changes)
     report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner, writers=writers)
     if args.json:
         print_json({**report.__dict__, "written": len(report.written), "dir": str(args.dir)})

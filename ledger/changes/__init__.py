@@ -27,6 +27,11 @@ _EXPORTS = {
     "with_diff": "derive",
     "text_diff": "textdiff",
     "TextDiff": "textdiff",
+    "sentences": "textdiff",
+    "MAX_DIFF_CHARS": "textdiff",
+    "MAX_SENTENCES": "textdiff",
+    "EDITED": "events",
+    "event_from_dict": "events",
 }
 
 __getattr__ = exports_on_first_use(__name__, _EXPORTS)

@@ -21,6 +21,8 @@ writes; a line that is not a JSON object stops the read (LineInvalid: run `crovi
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -313,14 +315,18 @@ class _Deriver:
             after=after,
             records=records,
             page=key,
+            body=capture.body_sha256,
             **fields,
         )
 
 
 def with_diff(event: ChangeEvent, directory: Path) -> ChangeEvent:
-    """`event` with the diff of its two kept main texts (an `edited` one), read from the
-    ledger's kept bodies and checked against their digests; a text that cannot be read is said
-    in `detail`, never guessed."""
+    """`event` with the title of the page its capture kept (`page_title`, text) and, for an
+    `edited` one, the diff of its two kept main texts, read from the ledger's kept bodies and
+    checked against their digests; a text that cannot be read is said in `detail`, never
+    guessed."""
+    if event.body and not event.page_title:
+        event.page_title = _kept_title(BodyStore(directory), event.body)
     if event.kind != EDITED or event.diff:
         return event
     if not (event.old_text and event.new_text):
@@ -340,6 +346,25 @@ def with_diff(event: ChangeEvent, directory: Path) -> ChangeEvent:
     if found.note:
         event.detail += f"; {found.note}"
     return event
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+TITLE_BYTES = 65536  # of a kept page, read for its title
+TITLE_CHARS = 300
+
+
+def _kept_title(store: BodyStore, digest: str) -> str:
+    """The first <title> of the kept page `digest`, as text: entities decoded, white space
+    collapsed, at most TITLE_CHARS characters; "" when there is none or it cannot be read."""
+    try:
+        head = store.get(digest)[:TITLE_BYTES]
+    except (LedgerError, OSError):
+        return ""
+    found = _TITLE.search(head)
+    if found is None:
+        return ""
+    text = html.unescape(found.group(1).decode("utf-8", "replace"))
+    return " ".join(text.split())[:TITLE_CHARS]
 
 
 def _edit_detail(page: _Page, capture: PageCapture) -> str:

@@ -60,6 +60,8 @@ class ChangeEvent:
     added_text: list[str] = field(default_factory=list)
     count: int = 0  # for `more`: the events folded into it
     page: str = ""  # what groups a page's events (its item's identity digest, or its URL)
+    body: str = ""  # sha256 of the kept body of the capture that shows it (its page title)
+    page_title: str = ""  # that page's <title>, as text (from the vendor: never markup)
 
     @property
     def id(self) -> str:
@@ -77,7 +79,7 @@ class ChangeEvent:
         out = asdict(self)
         out["id"] = self.id
         out["leaf_index"] = self.leaf_index
-        for name in ("old_text", "new_text", "page"):
+        for name in ("old_text", "new_text", "page", "body"):
             del out[name]
         out["text_sha256"] = {"before": self.old_text, "after": self.new_text}
         return out
@@ -93,7 +95,8 @@ class ChangeEvent:
             UNREACHABLE: "unreachable",
             MORE: f"+{self.count} more changes",
         }.get(self.kind, self.kind)
-        subject = self.url if not self.title or self.title == self.url else f"{self.title}"
+        title = self.page_title or self.title
+        subject = self.url if not title or title == self.url else title
         return f"{self.vendor}: {what}: {subject}"
 
 
@@ -166,4 +169,5 @@ def event_from_dict(data: Mapping[str, Any]) -> ChangeEvent:
         removed_text=list(data.get("removed_text") or []),
         added_text=list(data.get("added_text") or []),
         count=int(data.get("count") or 0),
+        page_title=str(data.get("page_title", "")),
     )

@@ -163,3 +163,78 @@ def test_a_watched_page_waits_for_its_interval(tmp_path):
             assert crawled.returncode == 0, crawled.stderr[-3000:]
         assert len(server.requests_for("policies/usage")) == 1
         assert len(server.requests_for("feed.xml")) == 2
+
+
+@pytest.fixture(scope="module")
+def published(rounds) -> Path:
+    out = rounds["tmp"] / "site"
+    done = crovia(rounds["tmp"], "publish", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
+def test_publish_writes_an_atom_feed_feedparser_reads(rounds, published):
+    import feedparser
+
+    parsed = feedparser.parse((published / "changes.atom").read_bytes())
+    assert not parsed.bozo, parsed.bozo_exception
+    events = changes(rounds["tmp"])
+    entries = parsed.entries
+    assert [e.tags[0].term for e in entries] == EXPECTED[::-1]  # newest first
+    for entry, event in zip(entries, events[::-1], strict=True):
+        assert entry.id == f"urn:crovia:change:{event['id']}"
+        assert entry.link == event["url"]
+        related = [link.href for link in entry.links if link.rel == "related"]
+        assert [f"v/{r['axiom_id']}" for r in event["records"]] == related[: len(event["records"])]
+        assert entry.updated.startswith(event["at"][:19])
+    edited = entries[EXPECTED[::-1].index("edited")]
+    content = edited.content[0]
+    assert content.type == "text/plain"
+    assert f"-{OLD_SENTENCE}" in content.value and f"+{NEW_SENTENCE}" in content.value
+    # The page's <title> holds markup: it is text in the feed, escaped by the writer.
+    assert "Usage <b>policies</b> & <script>alert(1)</script>" in edited.title
+    assert b"<script>" not in (published / "changes.atom").read_bytes()
+
+
+def test_publish_writes_a_json_feed_our_reader_reads(rounds, published):
+    from crovia_spider.feed.jsonfeed import parse_jsonfeed
+
+    body = (published / "changes.json").read_bytes()
+    parsed = parse_jsonfeed(body, {"content-location": "http://127.0.0.1/changes.json"})
+    assert not parsed.failed and parsed.malformed_entries == 0
+    events = changes(rounds["tmp"])
+    assert [e["id"] for e in parsed.entries] == [e["id"] for e in events[::-1]]
+    assert [e["link"] for e in parsed.entries] == [e["url"] for e in events[::-1]]
+    size = int((published / "checkpoint").read_text().splitlines()[1])
+    for item, event in zip(json.loads(body)["items"], events[::-1], strict=True):
+        crovia_part = item["_crovia"]
+        assert crovia_part["kind"] == event["kind"]
+        assert crovia_part["axiom_ids"] == [r["axiom_id"] for r in event["records"]]
+        assert crovia_part["leaf_indexes"] == [r["leaf_index"] for r in event["records"]]
+        assert crovia_part["checkpoint_size"] == size
+        assert max(crovia_part["leaf_indexes"]) < size
+        for axiom_id in crovia_part["axiom_ids"]:  # every record's receipt is published
+            assert (published / "receipts" / f"{axiom_id}.json").is_file()
+
+
+def test_the_edit_page_shows_both_sentences_as_text_in_chromium(rounds, published):
+    from playwright.sync_api import sync_playwright
+
+    from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    (edited,) = [e for e in changes(rounds["tmp"]) if e["kind"] == "edited"]
+    page_file = published / "changes" / f"{edited['id']}.html"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = chromium.new_page()
+            page.goto(page_file.as_uri())
+            text = page.inner_text("body")
+            title = page.title()
+            scripts = page.eval_on_selector_all("script, b", "nodes => nodes.length")
+        finally:
+            chromium.close()
+    assert OLD_SENTENCE in text and NEW_SENTENCE in text
+    markup = "Usage <b>policies</b> & <script>alert(1)</script>"
+    assert markup in title and markup in text
+    assert scripts == 0  # the title's markup is text, not elements

@@ -65,11 +65,13 @@ def feeds_add(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_feeds_add_watch_appends_a_watch_source(tmp_path):
-    (tmp_path / "f.toml").write_text('# mine\n[[feeds]]\nvendor = "a"\nurl = "https://a.example/f"\n')
+    (tmp_path / "f.toml").write_text(
+        '# mine\n[[feeds]]\nvendor = "a"\nurl = "https://a.example/f"\n'
+    )
     added = feeds_add(tmp_path, "https://lab.example/legal/aup", "--watch", "--every", "6h")
     assert added.returncode == 0, added.stderr
     assert "added lab_watch: watched page https://lab.example/legal/aup" in added.stdout
-    (first, watch) = load_feeds(tmp_path / "f.toml")
+    _, watch = load_feeds(tmp_path / "f.toml")
     assert (watch.vendor, watch.kind, watch.urls, watch.every) == (
         "lab_watch", "watch", ("https://lab.example/legal/aup",), "6h"
     )  # fmt: skip
