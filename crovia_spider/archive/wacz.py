@@ -5,8 +5,11 @@
 per capture with a response, its id the capture record's axiom_id, its title the page's) and the
 manifest. Then every entry is copied as it is into the final zip beside, for each capture record,
 its receipt (`crovia/<axiom_id>.json`, the bytes `crovia prove` writes) and its c2sp.org
-tlog-proof (`crovia/<axiom_id>.tlog-proof`, those of `crovia prove --tlog-proof`), and wacz's own
-WACZIndexer lists every entry again in datapackage.json (path, sha256, size) and hashes that into
+tlog-proof (`crovia/<axiom_id>.tlog-proof`, those of `crovia prove --tlog-proof`), then the
+ledger's trust root and key rotations at the export (`crovia/trust_root.json`,
+`crovia/rotations.json`, as `crovia publish` writes them), so a receipt sealed by a key that was
+since rotated away verifies from the WACZ alone under the new key. wacz's own WACZIndexer lists
+every entry again in datapackage.json (path, sha256, size) and hashes that into
 datapackage-digest.json, so `wacz validate` checks our files like its own. The evidence lies one
 directory deep: wacz 0.6's validator names a file by its last two path parts, so a deeper one
 would not be found in the manifest.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import shutil
 import tempfile
 import zipfile
@@ -33,23 +37,63 @@ WARC_NAME = "data.warc.gz"  # archive/<name>: gzip, so .warc.gz (WACZ 1.1.1, "ar
 HASH_TYPE = "sha256"
 MANIFEST = "datapackage.json"
 MANIFEST_DIGEST = "datapackage-digest.json"
+TRUST_ROOT = "trust_root.json"  # crovia/<name>: the names `crovia publish` gives them on a site
+ROTATIONS = "rotations.json"
 
 
 def evidence(reader: Any, captures: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, bytes]]:
     """(path in the WACZ, bytes) of each capture record's receipt and tlog-proof, from `reader`
-    (a ledger.store.Ledger), made one at a time as the WACZ is written. Raises at once, before
-    anything is written: NotSealed when a record is not sealed yet, NoCheckpoint when the newest
-    seal has no checkpoint (the captures are in leaf order and a seal covers a prefix of the
-    ledger, so the last one tells)."""
+    (a ledger.store.Ledger), made one at a time as the WACZ is written, then the trust root and
+    rotations (`trust_files`, read now). Raises at once, before anything is written: NotSealed
+    when a record is not sealed yet, NoCheckpoint when the newest seal has no checkpoint (the
+    captures are in leaf order and a seal covers a prefix of the ledger, so the last one tells)."""
     if captures:
         _receipt_and_proof(reader, captures[-1]["axiom_id"])
-    return (
+    receipts = (
         (f"{EVIDENCE_DIR}/{envelope['axiom_id']}{suffix}", data)
         for envelope in captures
         for suffix, data in zip(
             (".json", ".tlog-proof"), _receipt_and_proof(reader, envelope["axiom_id"]), strict=True
         )
     )
+    return itertools.chain(receipts, trust_files(reader))
+
+
+def trust_files(reader: Any) -> list[tuple[str, bytes]]:
+    """`crovia/trust_root.json` and `crovia/rotations.json` of the ledger `reader` reads, as
+    `crovia publish` writes them on the site (docs/format.md, "This project: trust root" and
+    "rotation publication"): every record of rotations.jsonl (canonical JSON, `[]` when the key
+    was never rotated), and the trust root of the current key (the newest key of those records,
+    else the newest seal's) with those records and the TSA roots of $CROVIA_TSA_ROOTS, its note
+    verifier key under the origin of the ledger's checkpoints (those of the tlog-proofs).
+
+    A receipt the WACZ holds is sealed by the key of its seal's era; after a rotation the
+    operator's key is another one, and these records are what leads a verifier pinning it back
+    to the old one (`crovia verify --pubkey NEW --rotations crovia/rotations.json`). None of it
+    is a pin: the records are signed by both keys of each hand-over, and the trust root's key is
+    only what the exporter says until compared with the operator's. [] for a ledger with no seal
+    (`evidence` refuses its records first)."""
+    from crovia_spider.config.trust_roots import trust_root, trust_root_text
+    from crovia_spider.options import env_default
+    from ledger.canonical import canonical_json
+    from ledger.store import CheckpointStore, log_origin
+
+    rotations = reader.rotations()
+    seal = reader.last_seal()
+    if rotations:
+        current = rotations[-1]["new_public_key_hex"]
+    elif seal is not None:
+        current = seal["public_key_hex"]
+    else:
+        return []
+    first = bytes.fromhex(rotations[0]["old_public_key_hex"] if rotations else current)
+    stored = CheckpointStore(reader.directory).origin()
+    origin = log_origin(stored or env_default("CROVIA_LOG_ORIGIN") or None, first)
+    root = trust_root(bytes.fromhex(current), origin, rotations)
+    return [
+        (f"{EVIDENCE_DIR}/{TRUST_ROOT}", trust_root_text(root).encode("utf-8")),
+        (f"{EVIDENCE_DIR}/{ROTATIONS}", canonical_json(rotations)),
+    ]
 
 
 def _receipt_and_proof(reader: Any, axiom_id: str) -> tuple[bytes, bytes]:
