@@ -41,7 +41,7 @@ from crovia_spider.feed.ceilings import DEFAULT_MEMORY_MB
 from crovia_spider.feed.parsepool import start_worker
 from crovia_spider.items import FeedBatch, FeedEntryItem
 from crovia_spider.runs.feed_state import failing_streaks, load_state, updated_state
-from crovia_spider.runs.runlog import LEDGER_FAILED, RUN_RECORDED, utc_now_micro
+from crovia_spider.runs.runlog import LEDGER_FAILED, NO_MAIN_TEXT_COUNT, RUN_RECORDED, utc_now_micro
 from crovia_spider.runs.runsummary import log_summary
 from crovia_spider.spiders.capturing import CAPTURE_RECORDED, PageFetch
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
@@ -214,7 +214,7 @@ class IssuePipeline(Stage):
             fields["text"] = {
                 "sha256": kept(text),
                 "length": len(capture.text),
-                "extractor": text_extractor(),
+                "extractor": capture.extractor or text_extractor(),
             }
         version = fields.get("text", {}).get("sha256") or fields.get("body_sha256", "")
         outcome, previous = self.book.judge(
@@ -222,6 +222,8 @@ class IssuePipeline(Stage):
         )
         if capture.browser is not None and capture.browser["verdict"] not in USABLE_VERDICTS:
             outcome = CAPTURE_FAILED  # a wall or a failed rendering is no version of the page
+        if capture.no_main_text:  # kept and signed, but a menu is no version of the page
+            outcome = CAPTURE_FAILED
         error = capture.error
         if outcome == CAPTURE_FAILED and not error:
             error = f"HTTP {capture.status}"
@@ -253,7 +255,7 @@ class IssuePipeline(Stage):
             return
         axiom_id = axiom_id_of(envelope)
         self.book.record(job.key, capture_of({**envelope, "axiom_id": axiom_id}, -1))
-        self.run.captured(job.vendor, outcome)
+        self.run.captured(job.vendor, NO_MAIN_TEXT_COUNT if capture.no_main_text else outcome)
         self.batch.append((job.vendor, CAPTURE, envelope))
         self.batch_bodies.update(blobs)
         self.batch_bodies.update(capture.blobs)  # a browser capture's exchanges, screenshot, DOM
@@ -368,6 +370,8 @@ class IssuePipeline(Stage):
         except (LedgerError, OSError) as exc:
             self._fail(f"final seal failed: {exc}")
         run.close_unanswered(reason)
+        if self.book is not None:  # what the book follows of this crawl's sources, and when
+            run.pages = self.book.plan(utc_now_micro(), self.crawler.spider.capture_vendors)
         outcome = "failed" if self.failed else run.outcome_of(reason)
         record = run.record(utc_now_micro(), outcome)
         writer.append_run(record)

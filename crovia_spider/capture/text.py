@@ -9,6 +9,14 @@ capture record signs the digest and length of that text (`text` in ledger/captur
 keeps the text, so `crovia diff` can show what changed. Only HTML is read: a PDF or an image is
 kept as bytes, without text.
 
+An HTML page whose article is not found has **no main text**, and its capture starts no version
+(a menu change is no edit): trafilatura finding nothing, or finding what is only navigation or
+too short, fewer than MIN_TEXT_CHARS letters and digits outside the page's links (a menu, a
+footer of links, a list of related stories). The page is still kept and signed, its record
+saying why (`no main text: ...`). A source whose article trafilatura misses, or whose pages are
+short, names where it is with `capture_selector` (a CSS selector, crovia_spider/config/feeds.py):
+the main text is then that of the elements it matches, and any length counts.
+
 The text is extracted in the crawl's parser worker under its time and memory ceilings
 (crovia_spider/feed/parsepool.py): a page is hostile input like a feed. trafilatura reads the
 string given to it and fetches nothing.
@@ -16,15 +24,24 @@ string given to it and fetches nothing.
 
 from __future__ import annotations
 
+import copy
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from w3lib.encoding import html_to_unicode
 
 from crovia_spider.capture.hidden import drop_hidden
 from crovia_spider.feed import ceilings
 
+# How every reason an HTML page has no main text begins: ledger/store/pages.py reads such a
+# capture back as one, and the run record counts it as `no_main_text`.
+from ledger.store.pages import NO_MAIN_TEXT
+
 HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
+# Letters and digits outside links that make a main text: fewer is navigation or a stub. A
+# paragraph of twenty-odd words; a menu and its footer of links have none.
+MIN_TEXT_CHARS = 120
+
 # What a page is sniffed as when it sends no Content-Type (the first bytes, lower-cased).
 _HTML_STARTS = (b"<!doctype html", b"<html")
 
@@ -37,14 +54,17 @@ class MainText(NamedTuple):
 
 
 @cache
-def extractor() -> str:
-    """The extractor a capture record names: "trafilatura <version>". Read once a process: the
-    installed metadata is parsed again on each look-up (milliseconds, most of the issue stage's
-    time per capture in bench/capture_bench.py), and the trafilatura a process has imported does
-    not change under it."""
+def extractor(selector: str = "") -> str:
+    """The extractor a capture record names: "trafilatura <version>", and the source's
+    `capture_selector` when it has one ("trafilatura 2.3.1, capture_selector 'article'"), so
+    the text can be read again from the kept page. Read once a process: the installed metadata
+    is parsed again on each look-up (milliseconds, most of the issue stage's time per capture in
+    bench/capture_bench.py), and the trafilatura a process has imported does not change under
+    it."""
     from importlib.metadata import version
 
-    return f"trafilatura {version('trafilatura')}"
+    name = f"trafilatura {version('trafilatura')}"
+    return f"{name}, capture_selector {selector!r}" if selector else name
 
 
 def is_html(content_type: str, body: bytes) -> bool:
@@ -55,9 +75,11 @@ def is_html(content_type: str, body: bytes) -> bool:
     return body[:64].lstrip().lower().startswith(_HTML_STARTS)
 
 
-def main_text(body: bytes, content_type: str) -> MainText:
+def main_text(body: bytes, content_type: str, selector: str = "") -> MainText:
     """The main text of an HTML `body` (decoded as Scrapy decodes HTML: byte-order mark, the
-    Content-Type charset, a <meta> charset), or why there is none. Never raises on bad input."""
+    Content-Type charset, a <meta> charset), or why there is none: an error beginning with
+    NO_MAIN_TEXT for an HTML page (the module docstring). With `selector` (a checked CSS
+    selector), the text of the elements it matches. Never raises on bad input."""
     if not is_html(content_type, body):
         return MainText(None, "not an HTML page: kept as bytes, no main text")
     import trafilatura
@@ -68,27 +90,93 @@ def main_text(body: bytes, content_type: str) -> MainText:
         # is taken out (capture/hidden.py) before the extraction reads the tree.
         tree = trafilatura.load_html(html)
         if tree is None or not drop_hidden(tree):
-            return MainText(None, "no main text found")
-        text = trafilatura.extract(
-            tree,
-            output_format="txt",
-            include_comments=False,
-            include_tables=True,
-            deduplicate=False,
-            fast=True,
-        )
+            return MainText(None, f"{NO_MAIN_TEXT}: the page shows nothing")
+        if selector:
+            return _selected_text(tree, selector)
+        links = _link_texts(tree)
+        text = _extract(tree)
     except Exception as exc:  # a library's failure on hostile markup: a page without text
-        return MainText(None, f"main text not read: {type(exc).__name__}")
-    if not text or not text.strip():
-        return MainText(None, "no main text found")
-    # Signed as UTF-8 bytes: a lone surrogate (from a character reference) cannot be; it is "?".
-    return MainText(text.strip().encode("utf-8", "replace").decode("utf-8"))
+        return MainText(None, f"{NO_MAIN_TEXT}: not read ({type(exc).__name__})")
+    if not text:
+        return MainText(None, f"{NO_MAIN_TEXT}: trafilatura found no article")
+    own = _letters_outside(text, links)
+    if own < MIN_TEXT_CHARS:
+        return MainText(
+            None,
+            f"{NO_MAIN_TEXT}: what trafilatura found is navigation or too short ({own} letters"
+            f" and digits outside links, under {MIN_TEXT_CHARS}); capture_selector names the"
+            " article",
+        )
+    return MainText(text)
+
+
+def _extract(tree: Any) -> str:
+    """trafilatura's text of `tree` (a copy is read), stripped; signed as UTF-8 bytes, so a lone
+    surrogate (from a character reference) is "?"."""
+    import trafilatura
+
+    text = trafilatura.extract(
+        tree,
+        output_format="txt",
+        include_comments=False,
+        include_tables=True,
+        deduplicate=False,
+        fast=True,
+    )
+    return (text or "").strip().encode("utf-8", "replace").decode("utf-8")
+
+
+def _selected_text(tree: Any, selector: str) -> MainText:
+    """The main text of the elements `selector` matches: trafilatura's reading of them alone,
+    else their own text (a short post trafilatura leaves out is still the article)."""
+    from lxml import html as lxml_html
+
+    found = tree.cssselect(selector)
+    if not found:
+        return MainText(None, f"{NO_MAIN_TEXT}: capture_selector {selector!r} matches nothing")
+    page = lxml_html.document_fromstring("<html><body></body></html>")
+    for element in found:
+        if any(element is not other and other in element.iterancestors() for other in found):
+            continue  # inside another match: read once, with it
+        page.body.append(copy.deepcopy(element))
+    text = _extract(page)
+    if not text:
+        lines = (" ".join(part.split()) for part in page.body.itertext())
+        text = "\n".join(line for line in lines if line).encode("utf-8", "replace").decode()
+    if not text:
+        return MainText(None, f"{NO_MAIN_TEXT}: capture_selector {selector!r} matches no text")
+    return MainText(text)
+
+
+def _link_texts(tree: Any) -> list[str]:
+    """The text of each link of the page (whitespace folded), longest first."""
+    texts = {" ".join(a.text_content().split()) for a in tree.iter("a")}
+    return sorted((t for t in texts if t), key=len, reverse=True)
+
+
+def _letters_outside(text: str, links: list[str]) -> int:
+    """Letters and digits of `text` that are not the text of one of the page's `links`."""
+    present = [link for link in links if link in text]
+    count = 0
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        for link in present:
+            if link in line:
+                line = line.replace(link, " ")
+        count += sum(1 for ch in line if ch.isalnum())
+    return count
 
 
 def text_within(body: bytes, content_type: str, seconds: float) -> MainText:
     """`main_text` with at most `seconds` of CPU time (in the parser worker, after
     ceilings.worker_setup): a page past it has no text, and says why."""
+    return selected_within(body, content_type, "", seconds)
+
+
+def selected_within(body: bytes, content_type: str, selector: str, seconds: float) -> MainText:
+    """`main_text` of the elements `selector` matches ("": the article trafilatura finds) with
+    at most `seconds` of CPU time, as `text_within`."""
     try:
-        return ceilings.run_within(seconds, main_text, body, content_type)
+        return ceilings.run_within(seconds, main_text, body, content_type, selector)
     except ceilings.ParseTimeLimit:
-        return MainText(None, f"main text took more than {seconds:g} s of CPU time")
+        return MainText(None, f"{NO_MAIN_TEXT}: reading it took more than {seconds:g} s of CPU")

@@ -8,9 +8,18 @@ are due are captured and signed (AX.CAPTURE, docs/format.md), as a crawl does af
 `crovia diff AXIOM_ID [--from TIME] [--to TIME]` prints the unified diff of the main text of an
 item's page between two versions: by default the last two, else the version in force at each
 TIME (the newest capture that started a version at or before it). Each side names its capture
-record. The texts are the kept ones the records sign (`text.sha256`), checked on reading.
-Exit 0: no difference; 1: differences (as diff(1)); 2: AXIOM_ID is no item nor capture, or a
-usage error; 3: the page has no version at a time asked.
+record. The texts are the kept ones the records sign (`text.sha256`), checked on reading. What
+the captures after the newer version saw (up to --to) is reported too, each naming its capture:
+the page removed (404 or 410), answered without a main text, there again. A page is "removed"
+only when a capture saw it there first.
+
+Exit status, one table (docs/spider.md, "Captures"):
+  0  two versions compared have the same main text, and nothing was removed since
+  1  they differ (as diff(1)), or the newer is a move, or a capture after the newer version
+     saw the page removed or without its main text
+  2  usage or I/O error; AXIOM_ID is neither an item nor a capture record
+  3  nothing to compare: the item's page was never captured (a source without captures), never
+     seen there, has one version and nothing since, or no version at a time asked
 """
 
 from __future__ import annotations
@@ -25,11 +34,13 @@ from crovia_spider.cli.ledger_args import (
     json_flag,
     ledger_dir,
     print_json,
+    printable,
     require_ledger,
     utc_time,
 )
+from ledger.capture_record import MOVED, NEW_VERSION, REMOVED
 
-EXIT_NO_VERSION = 3
+EXIT_SAME, EXIT_CHANGED, EXIT_NO_VERSION = 0, 1, 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,8 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the unified diff of an item's page between two captured versions",
         description="Print the unified diff of the main text of the page of AXIOM_ID (any version"
         " of the item, or one of its capture records) between two versions: the last two, or"
-        " those in force at --from and --to. Exit 0 no difference, 1 differences, 2 not an item"
-        " with a page, 3 no version at a time asked.",
+        " those in force at --from and --to; and what the captures after the newer one saw (a"
+        " removal, a page without its main text), each naming its capture. Exit 0 the same and"
+        " nothing since, 1 a difference, a move, or a removal or no main text since, 2 usage"
+        " error or AXIOM_ID neither an item nor a capture, 3 nothing to compare (never"
+        " captured, never seen there, one version and nothing since, no version at a time).",
     )
     parser.add_argument("axiom_id", metavar="AXIOM_ID")
     parser.add_argument(
@@ -104,54 +118,165 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     require_ledger(args.ledger_dir)
     history, mode = _page_history(args.ledger_dir, args.axiom_id)
-    # One chain at a time: a browser capture's versions against the browser's, plain ones
-    # against plain ones (what a script adds is no edit); --browser, or a browser capture named.
+    # One chain: the plain captures, or the browser's (--browser, or a browser capture named).
     mode = "browser" if args.browser else mode
-    versions = [v for v in history.versions if v.mode == mode]
+    captures = [c for c in history.captures if c.mode == mode]
+    versions = [c for c in captures if c.outcome in NEW_VERSION]
     if args.since is None and args.until is None:
-        pair = versions[-2:] if len(versions) >= 2 else versions[:1] * 2
-        old, new = (pair[0], pair[-1]) if pair else (None, None)
+        old, new = (versions[-2], versions[-1]) if len(versions) >= 2 else (None, None)
     else:
         old = _at(versions, args.since) if args.since else (versions[0] if versions else None)
         new = _at(versions, args.until) if args.until else (versions[-1] if versions else None)
+    last = new if new is not None else (versions[-1] if len(versions) == 1 else None)
+    events = _after(captures, last, args.until) if last is not None else []
     if old is None or new is None:
-        when = args.since if old is None else args.until
-        message = f"the page of {args.axiom_id} has no captured version" + (
-            f" at or before {when}" if when else ""
-        )
-        if args.json:
-            print_json({"ok": False, "error": message})
-        else:
-            print(f"crovia diff: {message}", file=sys.stderr)
-        return EXIT_NO_VERSION
+        if last is not None and events and args.since is None and args.until is None:
+            return _report_events(args, last, events)  # one version, then taken down
+        return _nothing_to_compare(args, captures, versions, old)
     store = BodyStore(args.ledger_dir)
     # Every line ends in a newline: the text's last line (which has none) is no change when a
     # line after it is added or removed.
     texts = [[f"{line}\n" for line in _text(store, side).splitlines()] for side in (old, new)]
-    lines = list(
-        difflib.unified_diff(
-            texts[0],
-            texts[1],
-            fromfile=_label(old),
-            tofile=_label(new),
-        )
-    )
+    lines = list(difflib.unified_diff(texts[0], texts[1], fromfile=_label(old), tofile=_label(new)))
+    moved = new is not old and new.outcome == MOVED
+    changed = bool(lines) or moved or any(e["what"] != THERE_AGAIN for e in events)
+    code = EXIT_CHANGED if changed else EXIT_SAME
     if args.json:
         print_json(
             {
                 "ok": True,
+                "exit_code": code,
                 "from": _side(old),
                 "to": _side(new),
                 "changed": bool(lines),
+                "moved": moved,
                 "diff": "".join(lines),
+                "after": events,
             }
         )
+        return code
+    for line in lines:
+        sys.stdout.write(line if line.endswith("\n") else line + "\n")
+    if not lines:
+        same = (
+            f"version {old.axiom_id} was in force at both times"
+            if new is old
+            else f"{_label(old)} and {_label(new)}"
+        )
+        print(f"no change in the main text: {same}")
+    if moved:
+        print(
+            f"moved: the page {printable(new.url)} answered at {printable(new.final_url)} at"
+            f" {new.captured_at}, seen by capture {new.axiom_id}"
+        )
+    _print_events(events)
+    return code
+
+
+# What a capture after the last version saw: the page gone, answered without its main text, or
+# there again after one of those.
+REMOVED_SINCE, NO_TEXT_SINCE, THERE_AGAIN = "removed", "no_main_text", "there_again"
+
+
+def _after(captures: list[Any], version: Any, until: str | None) -> list[dict[str, Any]]:
+    """What the captures after `version` (up to `until`) saw, as events: each removal (404,
+    410) and each answer without a main text, and the page there again after one of those."""
+    events: list[dict[str, Any]] = []
+    gone = False
+    for capture in captures[captures.index(version) + 1 :]:
+        if until is not None and capture.captured_at[:19] > until[:19]:
+            break
+        if capture.outcome == REMOVED:
+            what, gone = REMOVED_SINCE, True
+        elif capture.no_main_text:
+            what, gone = NO_TEXT_SINCE, True
+        elif gone and capture.present:
+            what, gone = THERE_AGAIN, False
+        else:
+            continue
+        events.append(
+            {
+                "what": what,
+                "axiom_id": capture.axiom_id,
+                "captured_at": capture.captured_at,
+                "status": capture.status,
+                "final_url": capture.final_url,
+                "error": capture.error,
+            }
+        )
+    return events
+
+
+def _print_events(events: list[dict[str, Any]]) -> None:
+    for event in events:
+        status = f"HTTP {event['status']}"
+        if event["what"] == REMOVED_SINCE:
+            said = f"removed since: {status} at {event['captured_at']}"
+        elif event["what"] == NO_TEXT_SINCE:
+            said = (
+                f"no main text since: {status} at {event['captured_at']}, kept"
+                f" ({printable(event['error'])})"
+            )
+        else:
+            said = f"there again: {status} at {event['captured_at']}"
+        print(f"{said}, seen by capture {event['axiom_id']}")
+
+
+def _report_events(args: argparse.Namespace, version: Any, events: list[dict[str, Any]]) -> int:
+    """A page with one version, then removed or without its main text: exit 1, naming each."""
+    if args.json:
+        print_json(
+            {
+                "ok": True,
+                "exit_code": EXIT_CHANGED,
+                "from": _side(version),
+                "to": _side(version),
+                "changed": False,
+                "moved": False,
+                "diff": "",
+                "after": events,
+            }
+        )
+        return EXIT_CHANGED
+    print(f"one version of the page: {_label(version)}")
+    _print_events(events)
+    return EXIT_CHANGED
+
+
+def _nothing_to_compare(
+    args: argparse.Namespace, captures: list[Any], versions: list[Any], old: Any
+) -> int:
+    """Exit 3, saying why there is nothing to compare (`old`: the older side found, if any)."""
+    if versions and (args.since or args.until):
+        when = args.since if old is None else args.until
+        message = f"the page of {args.axiom_id} has no captured version at or before {when}"
+    elif len(versions) == 1:
+        since = captures[captures.index(versions[0]) + 1 :]
+        message = (
+            f"the page of {args.axiom_id} has one version, {_label(versions[0])}: nothing to"
+            f" compare; {len(since)} captures since"
+            + (f", the newest {since[-1].outcome} at {since[-1].captured_at}" if since else "")
+        )
+    elif any(c.present for c in captures):
+        message = (
+            f"the page of {args.axiom_id} was never captured with a main text: its"
+            f" {len(captures)} captures found none (crovia history shows each)"
+        )
+    elif captures:
+        message = (
+            f"the page of {args.axiom_id} was never seen there: its {len(captures)} captures"
+            " failed or found it gone, so nothing was removed (crovia history shows each)"
+        )
     else:
-        if not lines:
-            print(f"no change in the main text: {_label(old)} and {_label(new)}")
-        for line in lines:
-            sys.stdout.write(line if line.endswith("\n") else line + "\n")
-    return 1 if lines else 0
+        message = (
+            f"the page of {args.axiom_id} was never captured (its source captures no page:"
+            ' capture = true, docs/spider.md "Captures")'
+        )
+    if args.json:
+        print_json({"ok": False, "exit_code": EXIT_NO_VERSION, "error": message})
+    else:
+        print(f"crovia diff: {message}", file=sys.stderr)
+    return EXIT_NO_VERSION
 
 
 def _page_history(directory: Any, axiom_id: str) -> tuple[Any, str]:

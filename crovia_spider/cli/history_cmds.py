@@ -190,7 +190,9 @@ def _print_page(page: Any) -> None:
             facts.append(f"text {capture.text_sha256[:16]} ({capture.text_length} characters)")
         if capture.error:
             facts.append(printable(capture.error))
-        what = f"{capture.outcome}: " + ", ".join(facts)
+        # A page kept without its main text is signed "failed": it starts no version.
+        label = "failed (no main text)" if capture.no_main_text else capture.outcome
+        what = f"{label}: " + ", ".join(facts)
         print(f"  {capture.captured_at}  {what:<60} {capture.axiom_id}")
 
 

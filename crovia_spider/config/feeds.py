@@ -21,7 +21,8 @@ kinds"). Kind "oaipmh" harvests arXiv's OAI-PMH interface (`url` its endpoint, n
 (required: an OAI-PMH setSpec such as "cs") and `metadata_prefix` (only "arXivRaw", the default);
 oaipmh only, and only for an arXiv source (docs/spider.md, "arXiv, complete"). `capture` (true or
 false; default true for kinds sitemap and page, false for the others and for arXiv's) captures
-each new or updated item's page (docs/spider.md, "Captures").
+each new or updated item's page (docs/spider.md, "Captures"); `capture_selector` (CSS, such as
+"article" or "div.story") names where a captured page's main text is.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ _ID = re.compile(r"[a-z0-9][a-z0-9_]*")  # fullmatch, not ^...$ (which lets a fi
 _KEYS = {
     "vendor", "url", "spider", "new_spider", "category", "enabled", "delay", "title", "notes",
     "relay", "kind", "include", "exclude", "selectors", "capture", "set", "metadata_prefix",
+    "capture_selector",
 }  # fmt: skip
 _KEYS |= {"urls", "every"}  # kind "watch"
 # A relay's name is read in every verifier's output: one short line of printable text.
@@ -95,6 +97,9 @@ class FeedConfig:
     # Capture each new or updated item's page (docs/spider.md "Captures"); "browser": and also
     # as a browser renders it; None: the kind's default (CAPTURE_KINDS), read through `captures`.
     capture: bool | str | None = None
+    # Where a captured page's main text is: a CSS selector ("" : the article trafilatura finds;
+    # crovia_spider/capture/text.py).
+    capture_selector: str = ""
     oai_set: str = ""  # kind "oaipmh": the setSpec harvested (TOML key `set`)
     metadata_prefix: str = ""  # kind "oaipmh": the metadata format asked for
 
@@ -296,7 +301,32 @@ def feed_from_table(raw: dict[str, Any]) -> FeedConfig:
         raise ValueError("'delay' must be between 0 and 3600 seconds")
     delay = None if delay is None else float(delay)
     fields = {k: v for k, v in raw.items() if k not in ("set", "metadata_prefix")}
-    return FeedConfig(**{**fields, **patterns, **oai, "selectors": selectors, "delay": delay})
+    feed = FeedConfig(**{**fields, **patterns, **oai, "selectors": selectors, "delay": delay})
+    if "capture_selector" in raw:
+        check_capture_selector(feed)
+    return feed
+
+
+def check_capture_selector(feed: FeedConfig) -> None:
+    """A `capture_selector`, checked: CSS of 1 to PATTERN_CHARS characters that lxml reads (no
+    pseudo-element: it names elements, whose text is the page's main text), on a source whose
+    pages are captured. Raises TypeError or ValueError naming it."""
+    css = feed.capture_selector
+    if not isinstance(css, str) or not 0 < len(css.strip()) <= PATTERN_CHARS:
+        raise TypeError(f"'capture_selector' must be CSS of 1 to {PATTERN_CHARS} characters")
+    if not feed.captures:
+        raise ValueError(
+            "'capture_selector' names where a captured page's article is: this source captures"
+            " no page (capture = true captures them)"
+        )
+    from lxml.cssselect import CSSSelector
+
+    try:
+        CSSSelector(css, translator="html")
+    except Exception as exc:  # cssselect's SelectorError and its kin: a selector to fix
+        raise ValueError(
+            f"'capture_selector' = {css!r} is not CSS naming elements ({exc})"
+        ) from None
 
 
 def _check_url(url: str) -> None:

@@ -9,12 +9,15 @@ with `CROVIA_METRICS_FILE` set every crawl writes them for node-exporter's textf
 Metric names and meanings are in docs/operations.md ("Metrics"). Per feed (label `vendor`):
 the finish time of the newest crawl whose fetch of the feed succeeded (200 or 304), its failures
 in a row up to the newest crawl that included it, and every fetch by outcome (`ok`,
-`not_modified`, `failed`); items issued by vendor and change (`new`, `updated`); and for the
-ledger as a whole its size, and how far sealing, stamping and publishing lag behind: the age of
-the oldest leaf that the newest seal (stamped seal, published checkpoint) does not cover yet, 0
-when it covers every leaf. A stage that is not configured (stamping without CROVIA_TSA_URLS or
-CROVIA_OTS_CALENDARS, publishing without CROVIA_PUBLISH_DIR) has no lag: it would only grow, and an
-alert on it would fire on every install without that stage. `crovia_stage_configured` says which.
+`not_modified`, `failed`); items issued by vendor and change (`new`, `updated`); pages captured
+by vendor and outcome (`no_main_text` too: a page kept without a main text), and, as the newest
+run of each vendor left them, the pages followed, due later, still due and the soonest due; and
+for the ledger as a whole its size, and how far sealing, stamping and publishing lag behind: the
+age of the oldest leaf that the newest seal (stamped seal, published checkpoint) does not cover
+yet, 0 when it covers every leaf. A stage that is not configured (stamping without
+CROVIA_TSA_URLS or CROVIA_OTS_CALENDARS, publishing without CROVIA_PUBLISH_DIR) has no lag: it
+would only grow, and an alert on it would fire on every install without that stage.
+`crovia_stage_configured` says which.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ledger.store import LEDGER_FILE, RUNS_FILE, SEALS_FILE
 FETCH_OUTCOMES = ("ok", "not_modified", "failed")
 NOT_FETCHED = "not_fetched"
 CHANGES = ("new", "updated")
+PLAN_COUNTS = ("followed", "due_later", "still_due")  # a run record's `pages`, per vendor
 
 
 def parse_time(text: str) -> float:
@@ -80,6 +84,8 @@ class RunTotals:
         self.feeds: dict[str, FeedHealth] = {}
         self.runs: dict[tuple[str, str], int] = {}
         self.captures: dict[tuple[str, str], int] = {}  # (vendor, capture outcome) -> count
+        # vendor -> the capture book's plan in the newest run that captured its pages
+        self.pages: dict[str, dict[str, Any]] = {}
         self.last_run_finished: float | None = None
         self.unreadable = 0  # lines that are not a run record: counted, never fatal to a scrape
 
@@ -116,6 +122,13 @@ class RunTotals:
             for vendor, outcomes in record.get("captures", {}).items()
             for outcome, count in outcomes.items()
         ]
+        pages = {
+            str(vendor): {
+                **{key: int(plan[key]) for key in PLAN_COUNTS},
+                "next_due": parse_time(plan["next_due"]) if plan["next_due"] else None,
+            }
+            for vendor, plan in record.get("pages", {}).items()
+        }
         self.last_run_finished = max(finished, self.last_run_finished or finished)
         key = (str(record.get("spider", "")), str(record.get("outcome", "")))
         self.runs[key] = self.runs.get(key, 0) + 1
@@ -133,6 +146,7 @@ class RunTotals:
                 health.issued[change] += count
         for key, count in captured:
             self.captures[key] = self.captures.get(key, 0) + count
+        self.pages.update(pages)
 
 
 def stamping_configured() -> bool:
@@ -203,6 +217,7 @@ class LedgerCollector(Collector):
         for (vendor, outcome), count in sorted(self._runs.captures.items()):
             captures.add_metric([vendor, outcome], count)
         yield captures
+        yield from self._page_metrics()
         runs = CounterMetricFamily(
             "crovia_crawl_runs", "Crawls recorded in runs.jsonl", labels=["spider", "outcome"]
         )
@@ -220,6 +235,29 @@ class LedgerCollector(Collector):
                 "Finish time of the newest crawl in runs.jsonl",
                 value=self._runs.last_run_finished,
             )
+
+    def _page_metrics(self) -> Iterator[GaugeMetricFamily]:
+        """What the capture book follows of each vendor, as the newest run of it recorded."""
+        helps = {
+            "followed": "Items' pages the capture book follows (every item of a capture source)",
+            "due_later": "Pages followed whose next capture is ahead",
+            "still_due": "Pages due that the newest run did not capture (stopped, over budget)",
+        }
+        families = {
+            key: GaugeMetricFamily(f"crovia_pages_{key}", text, labels=["vendor"])
+            for key, text in helps.items()
+        }
+        soonest = GaugeMetricFamily(
+            "crovia_pages_next_due_timestamp_seconds",
+            "When the soonest page due later is due (absent when none is)",
+            labels=["vendor"],
+        )
+        for vendor, plan in sorted(self._runs.pages.items()):
+            for key, family in families.items():
+                family.add_metric([vendor], plan[key])
+            if plan["next_due"] is not None:
+                soonest.add_metric([vendor], plan["next_due"])
+        yield from (*families.values(), soonest)
 
     def _ledger_metrics(self, now: float) -> Iterator[GaugeMetricFamily]:
         reader = _open_reader(self.ledger_dir)

@@ -32,6 +32,9 @@ MALFORMED_ENTRY = "malformed entry (a wrong type)"  # crovia_spider/feed/jsonfee
 BEYOND_PROTOCOL = "past the sitemap protocol's 50,000 URLs a file"  # crovia_spider/feed/sitemap.py
 # The error of a feed that had not answered when the crawl was stopped (Ctrl-C, SIGTERM).
 INTERRUPTED = "interrupted"
+# What a run record's `captures` counts a capture whose page had no main text under: signed as
+# outcome "failed" (ledger/store/pages.py PageCapture.no_main_text), kept, no version.
+NO_MAIN_TEXT_COUNT = "no_main_text"
 NOT_READ_WHOLE = (TRUNCATED, UNREADABLE_FEED, OVER_CAP, OVER_URL_CAP)
 # Crawl stats the issue stage sets and `scrapy crawl` reads for its exit status
 # (crovia_spider/commands/crawl.py).
@@ -119,6 +122,10 @@ class RunLog:
         # vendor -> the line of a source of kind watch (crovia_spider/spiders/watching.py):
         # its items counted as a feed's are, no fetch claimed; in the record when any.
         self.watched: dict[str, FeedOutcome] = {}
+        # vendor -> what the capture book follows of it when the run ends (CaptureBook.plan):
+        # pages followed, due later, still due, the next time one is due; for a run of sources
+        # with captures only.
+        self.pages: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def count(self, vendor: str, outcome: str, n: int = 1) -> None:
@@ -184,4 +191,7 @@ class RunLog:
             "totals": totals,
             "feeds": feeds,
             **({"watched": watched} if watched else {}),
-        } | ({"captures": copy.deepcopy(self.captures)} if self.captures else {})
+        } | (
+            ({"captures": copy.deepcopy(self.captures)} if self.captures else {})
+            | ({"pages": copy.deepcopy(self.pages)} if self.pages else {})
+        )

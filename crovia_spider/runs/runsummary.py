@@ -11,7 +11,11 @@ feed failed on DNS, the run line says the machine looks offline, instead of leav
 guess from a wall of lookup failures.
 
 The run line comes last: `run ID finished in 2.1s: feeds 2 ok, 0 unchanged, 1 failed; items 12
-new, 0 updated, 0 dropped, 0 duplicate; sealed 12 leaves (root 3f2a...)`.
+new, 0 updated, 0 dropped, 0 duplicate; sealed 12 leaves (root 3f2a...)`. Feeds the crawl was
+stopped before they answered are "not fetched", never failed. A crawl of sources with captures
+adds what it did to their pages: `pages 6 captured (3 first, 1 edited, 1 removed, 1 failed), 9
+followed: 9 due later (next at 2026-12-01T01:00:00Z)`, and how many are still due (not captured
+though due); a crawl of captures only (`crovia capture`) says only that.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ OFFLINE = "every feed failed to resolve its host: this machine looks offline (no
 EXAMPLES = 3  # names shown in a line that stands for many feeds
 # Failure lines at most: past this, the rarest kinds share one line (the log stays a dozen lines).
 MAX_FAILURE_LINES = 8
+# The capture outcomes in the order the summary lists them (no_main_text: a page kept without
+# main text, signed "failed"; crovia_spider/runs/runlog.py).
+CAPTURE_ORDER = ("first", "edited", "unchanged", "moved", "removed", "no_main_text", "failed")
+PLAN_COUNTS = ("followed", "due_later", "still_due")
 _URL = re.compile(r"<?\b[a-z][a-z0-9+.-]*://[^\s>]*>?", re.I)
 
 
@@ -155,10 +163,39 @@ def _run_line(run: RunLog, record: dict[str, Any], feeds: list[FeedOutcome], sea
         f"items {totals['new']} new, {totals['updated']} updated, {totals['dropped']} dropped,"
         f" {totals['duplicate']} duplicate"
     )
+    pages = _pages_part(record)
+    # A crawl of captures only (`crovia capture`) fetches no feed and issues no item.
+    done = [pages] if pages and not feeds else [fetched, items, *([pages] if pages else [])]
     return (
-        f"run {run.run_id} {record['outcome']} in {_elapsed(record):.1f}s: {fetched}; {items};"
+        f"run {run.run_id} {record['outcome']} in {_elapsed(record):.1f}s: {'; '.join(done)};"
         f" {seal or 'not sealed'}" + (f"; {OFFLINE}" if offline else "")
     )
+
+
+def _pages_part(record: dict[str, Any]) -> str:
+    """What a run with captures did to pages: "pages 6 captured (3 first, 1 edited, 1 removed,
+    1 failed), 9 followed: 8 due later (next at T), 1 still due"; "" for a run of sources
+    without captures. Still due: pages due now that this run did not capture (it was stopped,
+    or over its budget)."""
+    captured, plan = record.get("captures") or {}, record.get("pages") or {}
+    if not captured and not plan:
+        return ""
+    totals: dict[str, int] = {}
+    for counts in captured.values():
+        for outcome, count in counts.items():
+            totals[outcome] = totals.get(outcome, 0) + count
+    order = [*CAPTURE_ORDER, *sorted(set(totals) - set(CAPTURE_ORDER))]
+    found = ", ".join(f"{totals[o]} {o.replace('_', ' ')}" for o in order if totals.get(o))
+    text = f"pages {sum(totals.values())} captured" + (f" ({found})" if found else "")
+    if plan:
+        counts = {key: sum(v[key] for v in plan.values()) for key in PLAN_COUNTS}
+        soonest = min((v["next_due"] for v in plan.values() if v["next_due"]), default="")
+        text += f", {counts['followed']} followed: {counts['due_later']} due later" + (
+            f" (next at {soonest})" if soonest else ""
+        )
+        if counts["still_due"]:
+            text += f", {counts['still_due']} still due"
+    return text
 
 
 def _elapsed(record: dict[str, Any]) -> float:

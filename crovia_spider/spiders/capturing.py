@@ -24,7 +24,14 @@ from twisted.python.failure import Failure
 
 from crovia_spider.capture.book import Job, book_of
 from crovia_spider.capture.heads import HEADS_META
-from crovia_spider.capture.text import MainText, is_html, main_text, text_within
+from crovia_spider.capture.text import (
+    NO_MAIN_TEXT,
+    MainText,
+    is_html,
+    main_text,
+    selected_within,
+)
+from crovia_spider.capture.text import extractor as text_extractor
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
@@ -58,6 +65,7 @@ class PageFetch:
     response_head: bytes = field(default=b"", repr=False)
     text: str | None = field(default=None, repr=False)
     error: str = ""
+    extractor: str = ""  # what read `text` (capture/text.py extractor), with the source's selector
     # A browser capture (crovia_spider/spiders/browsing.py): its mode, its `browser` facts and
     # the blobs they name (digest -> bytes), kept with the record.
     mode: str = ""
@@ -65,6 +73,13 @@ class PageFetch:
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
     # Set by the issue stage once the record is signed: what a browser capture names as twin.
     axiom_id: str = ""
+
+    @property
+    def no_main_text(self) -> bool:
+        """An HTML page answered (a 2xx) whose main text was not found (capture/text.py): kept
+        and signed, but no version of the page."""
+        answered = self.status is not None and 200 <= self.status < 300
+        return answered and self.text is None and self.error.startswith(NO_MAIN_TEXT)
 
 
 class PageCaptures(BrowserCaptures):
@@ -77,6 +92,8 @@ class PageCaptures(BrowserCaptures):
         self.capture_all = settings.getbool("CROVIA_CAPTURE_ALL")
         self.capture_max_bytes = settings.getint("CROVIA_CAPTURE_MAX_BYTES", 16 * 1024 * 1024)
         self.capture_queue: dict[str, Job] = {}
+        # vendor -> where its pages' main text is (`capture_selector`), for those that say.
+        self.capture_selectors = {f.vendor: f.capture_selector for f in self.feeds}
         # The vendors of this crawl's sources whose pages are captured (asked once per item).
         self.capture_vendors: frozenset[str] = frozenset(
             feed.vendor for feed in self.feeds if feed.captures and self.capture_on
@@ -221,19 +238,24 @@ class PageCaptures(BrowserCaptures):
             fetch.tls_certificate_sha256 = hashlib.sha256(certificate.dump()).hexdigest()
         fetch.body = response.body
         content_type = fetch.headers.get("content_type", "")
+        selector = self.capture_selectors.get(fetch.job.vendor, "")
         if response.body and is_html(content_type, response.body):
             found = await self.parser.call(
-                text_within,
+                selected_within,
                 main_text,
-                MainText(None, "the parser worker died on this page twice"),
+                MainText(None, f"{NO_MAIN_TEXT}: the parser worker died on this page twice"),
                 response.body,
                 content_type,
+                selector,
             )
         elif response.body:
             found = MainText(None, "not an HTML page: kept as bytes, no main text")
+        elif is_html(content_type, b""):
+            found = MainText(None, f"{NO_MAIN_TEXT}: the page is empty")
         else:
             found = MainText(None, "")
         fetch.text, fetch.error = found.text, found.error
+        fetch.extractor = text_extractor(selector)
         # A coroutine, not an async generator: it yields nothing to the scraper.
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
         self._follow_with_browser(fetch)

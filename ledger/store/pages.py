@@ -3,26 +3,32 @@
 Every capture of an item's page is a leaf naming the item (`body.item`, the axiom_id of one of
 its AX.OBS versions) and the previous capture of the same page (`predecessors`). This module
 reads them back: `page_chains` gives, for every item identity, its captures in leaf order (what
-the crawl's capture book is rebuilt from when its state file is lost or behind the ledger), and
+the crawl's capture book is rebuilt from when its state file is lost or behind the ledger),
 `page_history` the captures of one item with its versions of the page, removals and moves (what
-`crovia history` and `crovia diff` show). Nothing here trusts more than the audit does: a line
-that is not a JSON object stops the read (LineInvalid, run `crovia audit`).
+`crovia history` and `crovia diff` show), and `vendor_items` the items of given vendors, whoever
+issued them (what the book enrols: every item of a source with captures is followed). Nothing
+here trusts more than the audit does: a line that is not a JSON object stops the read
+(LineInvalid, run `crovia audit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE, NEW_VERSION
+from ledger.capture_record import CAPTURE_TYPE, FAILED, NEW_VERSION
 from ledger.envelope import AXIOM_TYPE
 from ledger.exceptions import LedgerNotFound
 from ledger.store.index import identity_of
 from ledger.store.reader import LEDGER_FILE
 from ledger.store.timeline import parse_leaf
+
+# How the error of a capture whose page's main text was not found begins (written by the crawl,
+# crovia_spider/capture/text.py): such a capture is signed `failed` and starts no version.
+NO_MAIN_TEXT = "no main text"
 
 
 @dataclass
@@ -48,6 +54,23 @@ class PageCapture:
     def version_key(self) -> str:
         """What tells one version of the page from another: its main text, else its body."""
         return self.text_sha256 or self.body_sha256
+
+    @property
+    def present(self) -> bool:
+        """Whether this capture saw the page there (a 2xx): only a page seen there can be
+        removed."""
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def no_main_text(self) -> bool:
+        """A page answered and kept whose main text was not found: signed `failed`, with a 2xx,
+        its body and an error beginning NO_MAIN_TEXT, and no version (docs/format.md)."""
+        return (
+            self.outcome == FAILED
+            and self.present
+            and bool(self.body_sha256)
+            and self.error.startswith(NO_MAIN_TEXT)
+        )
 
 
 @dataclass
@@ -149,6 +172,44 @@ def page_chains(
             if key is not None:
                 chains.setdefault(key, []).append((facts.get(key, {}), capture))
     return chains, end
+
+
+@dataclass(frozen=True)
+class IssuedItem:
+    """An item (AX.OBS) whose page a capture book follows: the newest version met, its link."""
+
+    key: str  # its identity digest (ledger/store/index.py identity_of)
+    axiom_id: str
+    url: str
+    vendor: str
+    spider: str
+
+
+def vendor_items(
+    directory: Path, vendors: Iterable[str], start_offset: int = 0
+) -> list[IssuedItem]:
+    """Every item with a link issued for one of `vendors` in the ledger's lines from byte
+    `start_offset` on, in leaf order, whoever issued it (a local crawl, a cluster's sequencer,
+    a crawl that captured nothing): what a capture book enrols when it starts following a
+    vendor, or catches up. Only the lines naming one of the vendors are parsed."""
+    wanted = frozenset(vendors)
+    tags = [b'"vendor":"' + v.encode() + b'"' for v in sorted(wanted)]
+    path = Path(directory) / LEDGER_FILE
+    if not path.is_file():
+        raise LedgerNotFound(f"no ledger at {directory} (no {LEDGER_FILE})")
+    found: list[IssuedItem] = []
+    for offset, line in jsonl.iter_lines(path, start_offset):
+        if _ITEM_TAG not in line or not any(tag in line for tag in tags):
+            continue
+        envelope = parse_leaf(line, f"the line at byte {offset}")
+        record = (envelope.get("body") or {}).get("spider_record") or {}
+        axiom_id, url = envelope.get("axiom_id"), record.get("url")
+        vendor, spider = record.get("vendor"), record.get("spider", "")
+        if envelope.get("axiom_type") != AXIOM_TYPE or vendor not in wanted:
+            continue
+        if type(axiom_id) is str and type(url) is str and url and type(spider) is str:
+            found.append(IssuedItem(identity_of(envelope), axiom_id, url, vendor, spider))
+    return found
 
 
 def page_history(directory: Path, identity: Mapping[str, Any]) -> PageHistory:

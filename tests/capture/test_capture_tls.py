@@ -16,7 +16,10 @@ pytestmark = pytest.mark.slow
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ARTICLE = (
     b"<!doctype html><html><head><title>Launch</title></head><body><article><h1>Launch</h1>"
-    + b"<p>A paragraph long enough to be the main text of an article about a launch.</p>" * 5
+    + b"".join(
+        b"<p>Paragraph %d, long enough to be the main text of an article about a launch.</p>" % n
+        for n in range(5)
+    )
     + b"</article></body></html>"
 )
 

@@ -70,7 +70,7 @@ def test_what_a_reader_is_shown(markup, text):
 
 def test_a_page_hidden_whole_has_no_main_text():
     found = main_text(b"<!doctype html><html hidden><body><p>" + b"x " * 200 + b"</p></html>", "")
-    assert found == (None, "no main text found")
+    assert found == (None, "no main text: the page shows nothing")
 
 
 def test_the_style_attributes_left_are_taken_off():
