@@ -5,6 +5,9 @@ One `warcinfo` record, then per capture record, in leaf order:
   by `heads.replay_head`, the payload the kept body, byte for byte) and, when its request head
   is kept, the `request` record (the kept head as warcio serialises it, a byte no header may
   hold escaped by `heads.escape_head`), `WARC-Concurrent-To` it;
+- a browser capture, then, every further exchange of its page that got an answer, as a request
+  and response pair, and resource records of its exchanges' manifest, screenshot and rendered DOM
+  (browser.py);
 - a capture without one (a failure before any answer, or a record that kept no head): a
   `metadata` record of `application/warc-fields` saying what the capture found. Nothing replays
   from it; it keeps the capture's axiom_id in the archive.
@@ -27,6 +30,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
+from crovia_spider.archive.browser import is_browser_capture, write_browser_records
 from crovia_spider.archive.heads import escape_head, replay_head
 from crovia_spider.archive.pages import CapturedPage, page_title
 from crovia_spider.exceptions import ExportRefused
@@ -84,6 +88,10 @@ def write_warc(
             page, written = _write_exchange(writer, envelope, store)
             pages.append(page)
             records += written
+            if is_browser_capture(body):  # every further exchange, the screenshot and the DOM
+                records += write_browser_records(
+                    writer, envelope, store, _write_exchange, _record_fields
+                )
         else:
             writer.write_record(_metadata(writer, envelope))
             without.append(envelope["axiom_id"])

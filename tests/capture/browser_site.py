@@ -62,10 +62,13 @@ fetch('/api/article.json')
 """
 
 
-def script_site(server: FeedServer, other: FeedServer, third: FeedServer) -> str:
-    """Script the pages; returns feeds.toml with the listing source, in browser mode."""
+def script_site(
+    server: FeedServer, other: FeedServer, third: FeedServer, listed: tuple[str, ...] = ARTICLES
+) -> str:
+    """Script the pages; returns feeds.toml with the listing source, in browser mode, listing
+    the articles `listed`."""
     server.script("robots.txt", Reply(body=b"User-agent: *\nAllow: /\n"))
-    cards = "".join(f'<li class="card"><a href="/articles/{n}">{n}</a></li>' for n in ARTICLES)
+    cards = "".join(f'<li class="card"><a href="/articles/{n}">{n}</a></li>' for n in listed)
     server.script("news", Reply(body=f"<html><body><ul>{cards}</ul></body></html>".encode()))
     shell = page("Launch", "<div id='more'></div>", "<script src='/static/app.js'></script>")
     server.script("articles/js", Reply(body=shell, headers=HTML))
