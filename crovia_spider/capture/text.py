@@ -25,6 +25,7 @@ string given to it and fetches nothing.
 from __future__ import annotations
 
 import copy
+import re
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -38,6 +39,8 @@ from crovia_spider.feed import ceilings
 from ledger.store.pages import NO_MAIN_TEXT
 
 HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
+# What separates the links of a menu written on one line: "Home | News · About".
+_SEPARATORS = re.compile(r"\s*[|·•/»«›‹]\s*| {2,}")
 # Letters and digits outside links that make a main text: fewer is navigation or a stub. A
 # paragraph of twenty-odd words; a menu and its footer of links have none.
 MIN_TEXT_CHARS = 120
@@ -148,22 +151,23 @@ def _selected_text(tree: Any, selector: str) -> MainText:
     return MainText(text)
 
 
-def _link_texts(tree: Any) -> list[str]:
-    """The text of each link of the page (whitespace folded), longest first."""
-    texts = {" ".join(a.text_content().split()) for a in tree.iter("a")}
-    return sorted((t for t in texts if t), key=len, reverse=True)
+def _link_texts(tree: Any) -> frozenset[str]:
+    """The text of each link of the page, whitespace folded."""
+    return frozenset(" ".join(a.text_content().split()) for a in tree.iter("a")) - {""}
 
 
-def _letters_outside(text: str, links: list[str]) -> int:
-    """Letters and digits of `text` that are not the text of one of the page's `links`."""
-    present = [link for link in links if link in text]
+def _letters_outside(text: str, links: frozenset[str]) -> int:
+    """Letters and digits of `text` outside the text of the page's `links`: a line, or a part of
+    a line between separators (`Home | News`), that is a link's whole text counts none. One pass
+    over the text, whatever the number of links."""
     count = 0
     for line in text.splitlines():
         line = " ".join(line.split())
-        for link in present:
-            if link in line:
-                line = line.replace(link, " ")
-        count += sum(1 for ch in line if ch.isalnum())
+        if line in links:
+            continue
+        for part in _SEPARATORS.split(line):
+            if part not in links:
+                count += sum(1 for ch in part if ch.isalnum())
     return count
 
 
