@@ -4,7 +4,8 @@ A valid signature only says the key signed those bytes; a seal's fields with the
 signature verify as an "envelope" too (both sign canonical JSON of the object minus its signature).
 So both verifiers require the reference envelope's exact top-level key set, `schema`
 "crovia.axiom.v1", `axiom_type` "AX.OBS" (an observed item), "AX.FETCH" (a fetch record,
-ledger/fetch_record.py) or "AX.CAPTURE" (a capture of an item's page, ledger/capture_record.py),
+ledger/fetch_record.py), "AX.CAPTURE" (a capture of an item's page, ledger/capture_record.py) or
+"AX.COVERAGE" (arXiv's coverage of a category and day, ledger/coverage_record.py),
 an anchor naming the leaf index, and the fields a verifier reports for
 that type with the right types. Sub-objects stay open: `object` may carry more keys than
 `captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledger.capture_record import CAPTURE_TYPE, capture_envelope_problem, capture_problem
+from ledger.coverage_record import COVERAGE_TYPE, coverage_envelope_problem, coverage_problem
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
 from ledger.fetch_record import (
@@ -92,7 +94,25 @@ REPORTED_CAPTURE: tuple[tuple[str, str], ...] = (
     ("object", "primary_source_url"),
     ("subject", "observed_at"),
 )
-AXIOM_TYPES = {AXIOM_TYPE: REPORTED, FETCH_TYPE: REPORTED_FETCH, CAPTURE_TYPE: REPORTED_CAPTURE}
+# An AX.COVERAGE record reports the category, the day and when it was computed.
+REPORTED_COVERAGE: tuple[tuple[str, str], ...] = (
+    ("", "axiom_id"),
+    ("", "issued_at"),
+    ("", "signature"),
+    ("body", "vendor"),
+    ("body", "category"),
+    ("body", "day"),
+    ("body", "computed_at"),
+    ("object", "captured_by"),
+    ("object", "primary_source_url"),
+    ("subject", "observed_at"),
+)
+AXIOM_TYPES = {
+    AXIOM_TYPE: REPORTED,
+    FETCH_TYPE: REPORTED_FETCH,
+    CAPTURE_TYPE: REPORTED_CAPTURE,
+    COVERAGE_TYPE: REPORTED_COVERAGE,
+}
 # The reported times and their one form each, ASCII digits only (Python's digit class matches
 # any Unicode digit, JavaScript's only 0-9: the page and the CLI must read the same text alike).
 _SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
@@ -111,6 +131,11 @@ TIMES = {
         ("", "issued_at", _SECONDS),
         ("subject", "observed_at", _FRACTION),
         ("body", "captured_at", _MICROS),
+    ),
+    COVERAGE_TYPE: (
+        ("", "issued_at", _SECONDS),
+        ("subject", "observed_at", _FRACTION),
+        ("body", "computed_at", _MICROS),
     ),
 }
 
@@ -165,6 +190,11 @@ def check_envelope_shape(envelope: Any, *, anchor: bool = True) -> None:
     if reported is REPORTED_CAPTURE and (problem := capture_problem(envelope["body"])):
         raise EnvelopeMalformed(f"envelope.{problem}" if problem.startswith("body") else problem)
     if reported is REPORTED_CAPTURE and (problem := capture_envelope_problem(envelope)):
+        raise EnvelopeMalformed(problem)
+    # A coverage record's sets are all reported: each well-formed, its digest recomputed.
+    if reported is REPORTED_COVERAGE and (problem := coverage_problem(envelope["body"])):
+        raise EnvelopeMalformed(f"envelope.{problem}")
+    if reported is REPORTED_COVERAGE and (problem := coverage_envelope_problem(envelope)):
         raise EnvelopeMalformed(problem)
     if problem := relay_problem(envelope["body"]):
         raise EnvelopeMalformed(f"envelope.{problem}", computed=envelope["body"]["relay"])

@@ -78,9 +78,9 @@ ROOM_RANKS = {
 }
 ROOT_MODULES_MAX = 10
 # The format root: one module per record the log signs (envelope, fetch_record, capture_record,
-# seal) beside the shared formats (canonical, envelope_shape, exceptions, jsonl, key_ids, lock,
-# merkle).
-LEDGER_ROOT_MODULES_MAX = 11
+# coverage_record, seal) beside the shared formats (canonical, envelope_shape, exceptions, jsonl,
+# key_ids, lock, merkle).
+LEDGER_ROOT_MODULES_MAX = 12
 
 
 def _room_of(module: str) -> str:
@@ -179,6 +179,7 @@ SPIDER_ROOM_RANKS = {
     "capture": 3,
     "cluster": 3,
     "spiders": 4,
+    "notify": 4,
     "cli": 5,
 }
 ROOT_MODULE_NAMES_EXEMPT = ("__init__.py",)

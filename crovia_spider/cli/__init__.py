@@ -52,6 +52,8 @@ COMMANDS = {
     "capture": "crovia_spider.cli.capture_cmds",
     "diff": "crovia_spider.cli.capture_cmds",
     "changes": "crovia_spider.cli.changes_cmds",
+    "notify": "crovia_spider.cli.notify_cmds",
+    "arxiv": "crovia_spider.cli.arxiv_cmds",
     "export": "crovia_spider.cli.export_cmds",
     "crawl": "crovia_spider.cli.crawl_cmds",
     "worker": "crovia_spider.cli.cluster_cmds",

@@ -15,6 +15,7 @@ import orjson
 
 from ledger.audit.leaves import check_signed_line
 from ledger.capture_record import is_capture_record
+from ledger.coverage_record import is_coverage_record
 from ledger.envelope import validate_record
 from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import EntryInvalid, InvalidRecord, SignatureInvalid, VerificationError
@@ -66,7 +67,7 @@ def check_shape(envelope: dict[str, Any], leaf_index: int) -> None:
             computed=height,
         )
     body = envelope["body"]
-    if is_capture_record(envelope):  # its body was held to capture_problem with the shape
+    if is_capture_record(envelope) or is_coverage_record(envelope):  # held with the shape
         return
     if is_fetch_record(envelope):  # a fetch record's body states the fetch, not an item
         try:

@@ -17,6 +17,7 @@ import nacl.signing
 from ledger import merkle
 from ledger.canonical import canonical_json
 from ledger.capture_record import describe_capture, is_capture_record
+from ledger.coverage_record import describe_coverage, is_coverage_record
 from ledger.envelope import axiom_id_of
 from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
 from ledger.exceptions import (
@@ -232,6 +233,8 @@ def _verdict(
     fetch = describe_fetch(envelope) if is_fetch_record(envelope) else ""
     if is_capture_record(envelope):  # a capture of a page: what it found, as a fetch record
         fetch = describe_capture(envelope)
+    if is_coverage_record(envelope):  # arXiv's coverage of a category and day: what it states
+        fetch = describe_coverage(envelope)
     return Verdict(
         axiom_id=receipt["axiom_id"],
         vendor=envelope["body"]["vendor"],

@@ -309,6 +309,7 @@ def build_corpus(work: Path, pki: TestPki, forger: TestPki) -> list[Case]:
 HOSTILE_MODULES = {
     "corpus_browser",
     "corpus_capture",
+    "corpus_coverage",
     "corpus_duplicate_last",
     "corpus_eras",
     "corpus_fetch",

@@ -72,8 +72,35 @@
     "AX.OBS": "an item seen in a feed",
     "AX.FETCH": "a feed fetch: what one request for the feed found (a fetch record)",
     "AX.CAPTURE": "a page capture: what one request for an item's page found (a capture record)",
+    "AX.COVERAGE": "arXiv's coverage of a category and day: what RSS and OAI-PMH saw (a coverage record)",
   };
-  const DATA_KINDS = { "AX.FETCH": "fetch", "AX.CAPTURE": "capture" };
+  const DATA_KINDS = { "AX.FETCH": "fetch", "AX.CAPTURE": "capture", "AX.COVERAGE": "coverage" };
+
+  // What a coverage record states, as crovia verify words it (describe_coverage): the category and
+  // day, how far each read went, and each set by its count (its ids listed when the record lists
+  // them). Every value is the record's, shown as text.
+  function coverageRows(body) {
+    const read = (r) => (r && typeof r === "object" ? `${show(r.state)} (${Array.isArray(r.fetches) ? r.fetches.length : 0} fetch record(s))` : "");
+    const set = (s) => {
+      if (!s || typeof s !== "object") return "";
+      const ids = Array.isArray(s.ids) && s.ids.length ? `: ${s.ids.join(" ")}` : "";
+      return `${show(s.count)}${ids}`;
+    };
+    return [
+      ["vendor", "vendor", body.vendor],
+      ["category", "category", body.category],
+      ["announcement day", "day", body.day],
+      ["computed at", "computed_at", body.computed_at],
+      ["RSS", "rss", read(body.rss)],
+      ["OAI-PMH", "oai", read(body.oai)],
+      ["announced by the RSS", "announced", show(body.announced && body.announced.count)],
+      ["listed by OAI-PMH", "harvested", show(body.harvested && body.harvested.count)],
+      ["in both", "both", show(body.both && body.both.count)],
+      ["missed by OAI-PMH", "rss_only", set(body.rss_only)],
+      ["not announced by the RSS", "oai_only", set(body.oai_only)],
+      ["deleted (OAI-PMH)", "deleted", set(body.deleted)],
+    ];
+  }
 
   // What a fetch record vouches for, as crovia verify words it (describe_fetch): the feed, the
   // fetch, the HTTP status, the body, the entries read and what the body held besides.
@@ -179,7 +206,8 @@
     list.setAttribute("data-kind", kind);
     const rows = [
       ["receipt of", "kind", KINDS[env.axiom_type] || show(env.axiom_type)],
-      ...(kind === "fetch" ? fetchRows(env, body) : kind === "capture" ? captureRows(body) : itemRows(env, body)),
+      ...(kind === "fetch" ? fetchRows(env, body) : kind === "capture" ? captureRows(body)
+        : kind === "coverage" ? coverageRows(body) : itemRows(env, body)),
       ["signed at", "issued_at", env.issued_at],
       ["leaf", "leaf", `${V.plain(receipt.ledger.leaf_index)} of ${seal.leaf_count}`],
       ["sealed at", "sealed_at", seal.sealed_at],

@@ -353,7 +353,15 @@
     ["body", "item"], ["body", "outcome"], ["body", "captured_at"], ["object", "captured_by"],
     ["object", "primary_source_url"], ["subject", "observed_at"],
   ];
-  const REPORTED_BY_TYPE = { [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH, "AX.CAPTURE": REPORTED_CAPTURE };
+  // An AX.COVERAGE record reports the category, the day and when it was computed.
+  const REPORTED_COVERAGE = [
+    ["", "axiom_id"], ["", "issued_at"], ["", "signature"], ["body", "vendor"], ["body", "category"],
+    ["body", "day"], ["body", "computed_at"], ["object", "captured_by"],
+    ["object", "primary_source_url"], ["subject", "observed_at"],
+  ];
+  const REPORTED_BY_TYPE = {
+    [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH, "AX.CAPTURE": REPORTED_CAPTURE, "AX.COVERAGE": REPORTED_COVERAGE,
+  };
   // The reported times and their one form each, ASCII digits only (ledger/envelope_shape.py TIMES).
   const SECONDS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
   const FRACTION = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
@@ -362,6 +370,7 @@
     [AXIOM_TYPE]: [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION]],
     "AX.FETCH": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "fetched_at", MICROS]],
     "AX.CAPTURE": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "captured_at", MICROS]],
+    "AX.COVERAGE": [["", "issued_at", SECONDS], ["subject", "observed_at", FRACTION], ["body", "computed_at", MICROS]],
   };
   const FETCH_OUTCOMES = ["new_body", "unchanged_body", "unreadable_body", "not_modified", "failed"];
   const ROTATION_SCHEMA = "crovia.key_rotation.v1";
@@ -684,6 +693,9 @@
     // A capture's facts are all reported (crovia verify, the page): every one well-formed.
     if (reported === REPORTED_CAPTURE) checkCapture(env.body);
     if (reported === REPORTED_CAPTURE) checkCaptureEnvelope(env);
+    // A coverage record's sets are all reported: each well-formed (its digest: checkCoverageDigests).
+    if (reported === REPORTED_COVERAGE) checkCoverage(env.body);
+    if (reported === REPORTED_COVERAGE) checkCoverageEnvelope(env);
     // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
     // so a non-empty string when present, on an item as on a fetch record.
     if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
@@ -920,6 +932,87 @@
     if (env.subject.observed_at !== env.body.captured_at.slice(0, 19) + "Z") fail("envelope.subject.observed_at is not body.captured_at cut to seconds");
   }
 
+  // A coverage record's body, as ledger/coverage_record.py coverage_problem holds it, rule for
+  // rule and in the same order; the digest of each listed set is recomputed by
+  // checkCoverageDigests (WebCrypto's hash is asynchronous), within the same check.
+  const COVERAGE_SCHEMA = "crovia.coverage.v1";
+  const COVERAGE_DIGESTED = ["announced", "harvested", "both"];
+  const COVERAGE_LISTED = ["rss_only", "oai_only", "deleted"];
+  const COVERAGE_SETS = [...COVERAGE_DIGESTED, ...COVERAGE_LISTED];
+  const COVERAGE_KEYS = ["schema", "vendor", "category", "day", "computed_at", "rss", "oai", ...COVERAGE_SETS];
+  const COVERAGE_RSS_STATES = ["read", "partial", "not_read"];
+  const COVERAGE_OAI_STATES = ["complete", "partial", "not_harvested"];
+  const COVERAGE_MAX_LISTED = 1000n;
+  const COVERAGE_MAX_FETCHES = 50;
+  const COVERAGE_CATEGORY = /^[a-z][a-z-]{0,30}(?:\.[A-Za-z][A-Za-z-]{0,30})?$/;
+  const COVERAGE_DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+  const ARXIV_PAPER = /^(?:[0-9]{4}\.[0-9]{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?\/[0-9]{7})$/;
+  function checkCoverage(body) {
+    const fail = (what) => { throw new CheckFailed("envelope_shape", `envelope.${what}`, null, null); };
+    if (!isObject(body) || !sameSet(Object.keys(body), COVERAGE_KEYS)) fail(`body is not an object of ${[...COVERAGE_KEYS].sort().join(", ")}`);
+    if (body.schema !== COVERAGE_SCHEMA) fail(`body.schema is not '${COVERAGE_SCHEMA}'`);
+    if (body.vendor !== "arxiv") fail("body.vendor is not 'arxiv'");
+    if (typeof body.category !== "string" || !COVERAGE_CATEGORY.test(body.category)) fail("body.category is not an arXiv category");
+    if (typeof body.day !== "string" || !COVERAGE_DAY.test(body.day)) fail("body.day is not a date YYYY-MM-DD");
+    if (typeof body.computed_at !== "string" || !MICROS.test(body.computed_at)) fail("body.computed_at is not UTC with microseconds and Z");
+    for (const [name, states] of [["rss", COVERAGE_RSS_STATES], ["oai", COVERAGE_OAI_STATES]]) {
+      const read = body[name];
+      if (!isObject(read) || !sameSet(Object.keys(read), ["state", "fetches"])) fail(`body.${name} is not {state, fetches}`);
+      if (!states.includes(read.state)) fail(`body.${name}.state is not one of ${states.join(", ")}`);
+      if (!Array.isArray(read.fetches) || read.fetches.length > COVERAGE_MAX_FETCHES) fail(`body.${name}.fetches is not a list of at most ${COVERAGE_MAX_FETCHES} axiom ids`);
+      if (!read.fetches.every((f) => typeof f === "string" && AXIOM_ID.test(f))) fail(`body.${name}.fetches holds one that is not an axiom id`);
+      if ((read.state === states[0] || read.state === states[1]) !== (read.fetches.length > 0)) fail(`body.${name}.fetches names the records of a read, and none of no read`);
+    }
+    for (const name of COVERAGE_SETS) {
+      const found = body[name];
+      const keys = isObject(found) ? Object.keys(found) : [];
+      if (COVERAGE_DIGESTED.includes(name) && (!isObject(found) || !sameSet(keys, ["count", "ids_sha256"]))) fail(`body.${name} is not {count, ids_sha256}`);
+      if (!isObject(found) || !(sameSet(keys, ["count", "ids_sha256"]) || sameSet(keys, ["count", "ids_sha256", "ids"]))) {
+        fail(`body.${name} is not {count, ids_sha256} or {count, ids_sha256, ids}`);
+      }
+      if (!nonNegativeInt(found.count)) fail(`body.${name}.count is not an int of at least 0`);
+      if (typeof found.ids_sha256 !== "string" || !HEX64.test(found.ids_sha256)) fail(`body.${name}.ids_sha256 is not 64 lowercase hex`);
+      const listed = COVERAGE_LISTED.includes(name) && found.count.big <= COVERAGE_MAX_LISTED;
+      if (listed !== has(found, "ids")) fail(`body.${name}.ids lists the ids of a difference of at most ${COVERAGE_MAX_LISTED}, only then`);
+      if (!listed) continue;
+      const ids = found.ids;
+      if (!Array.isArray(ids) || !ids.every((i) => typeof i === "string" && ARXIV_PAPER.test(i))) fail(`body.${name}.ids is not a list of arXiv ids`);
+      const ordered = ids.every((id, i) => i === 0 || compareCodePoints(ids[i - 1], id) < 0);
+      if (!ordered || BigInt(ids.length) !== found.count.big) fail(`body.${name}.ids is not its count of distinct ids in order`);
+    }
+    const count = Object.fromEntries(COVERAGE_SETS.map((name) => [name, body[name].count.big]));
+    if (count.both + count.rss_only !== count.announced) fail("body.both and body.rss_only do not add up to body.announced");
+    if (count.both + count.oai_only !== count.harvested) fail("body.both and body.oai_only do not add up to body.harvested");
+    if (body.rss.state === "not_read" && count.announced !== 0n) fail("body.announced is empty when the RSS was not read");
+    if (body.oai.state === "not_harvested" && (count.harvested !== 0n || count.deleted !== 0n)) {
+      fail("body.harvested and body.deleted are empty when OAI-PMH was not harvested");
+    }
+  }
+
+  // Each listed set's ids_sha256 is the sha256 of the canonical JSON of its ids (a verifier
+  // recomputes what a record says of itself). Runs after checkEnvelopeShape, in the same check.
+  async function checkCoverageDigests(env) {
+    if (env.axiom_type !== "AX.COVERAGE") return;
+    for (const name of COVERAGE_SETS) {
+      const found = env.body[name];
+      if (!has(found, "ids")) continue;
+      const computed = toHex(await sha256(canonicalBytes(found.ids)));
+      if (computed !== found.ids_sha256) {
+        throw new CheckFailed("envelope_shape", `envelope.body.${name}.ids_sha256 is not the digest of its ids`, found.ids_sha256, computed);
+      }
+    }
+  }
+
+  // What ties a coverage record's envelope to its body (ledger/coverage_record.py
+  // coverage_envelope_problem): arXiv's list of the category, the category and day, the time.
+  function checkCoverageEnvelope(env) {
+    const body = env.body;
+    const fail = (what) => { throw new CheckFailed("envelope_shape", what, null, null); };
+    if (env.object.primary_source_url !== "https://arxiv.org/list/" + body.category) fail("envelope.object.primary_source_url is not arXiv's list of body.category");
+    if (env.subject.target_id !== `coverage:arxiv:${body.category}:${body.day}`) fail("envelope.subject.target_id is not 'coverage:arxiv:' body.category ':' body.day");
+    if (env.subject.observed_at !== body.computed_at.slice(0, 19) + "Z") fail("envelope.subject.observed_at is not body.computed_at cut to seconds");
+  }
+
   async function checkLeafHash(receipt) {
     const computed = toHex(await sha256(concat(Uint8Array.of(0), canonicalBytes(receipt.envelope))));
     if (receipt.ledger.leaf_hash !== computed) throw new CheckFailed("leaf_hash", "ledger.leaf_hash", plain(receipt.ledger.leaf_hash), computed);
@@ -1062,7 +1155,7 @@
       ["axiom_id", () => checkAxiomId(receipt)],
       ["verifier_url", () => checkVerifierUrl(receipt)],
       ["envelope_signature", () => checkEnvelopeSignature(receipt.envelope, keyForLeaf(chain, receipt.ledger.leaf_index.big))],
-      ["envelope_shape", () => checkEnvelopeShape(receipt.envelope)],
+      ["envelope_shape", async () => { checkEnvelopeShape(receipt.envelope); await checkCoverageDigests(receipt.envelope); }],
       ["leaf_hash", () => checkLeafHash(receipt)],
       ["merkle_path", () => checkPath(receipt)],
       ["anchor", () => checkAnchor(receipt)],
