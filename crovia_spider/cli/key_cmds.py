@@ -365,9 +365,9 @@ def _show(
         return EXIT_OK
     print(f"public key: {root['public_key_hex']}")
     print(f"key_id:     {root['key_id']}")
-    if extra:
-        print(f"log origin: {extra['origin']} ({extra['origin_from']})")
     print(f"note verifier key: {root['note_verifier_key']}")
+    if extra:  # after the three lines scripts read by position
+        print(f"log origin: {extra['origin']} ({extra['origin_from']})")
     if written is not None:
         print(f"trust root: {written}")
     return EXIT_OK
