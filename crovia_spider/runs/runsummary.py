@@ -164,6 +164,8 @@ def _run_line(run: RunLog, record: dict[str, Any], feeds: list[FeedOutcome], sea
         f" {totals['duplicate']} duplicate"
     )
     pages = _pages_part(record)
+    if not feeds and not pages:  # a crawl of captures only, of sources that capture nothing
+        pages = "pages 0 captured: no source of this crawl captures pages (capture = true)"
     # A crawl of captures only (`crovia capture`) fetches no feed and issues no item.
     done = [pages] if pages and not feeds else [fetched, items, *([pages] if pages else [])]
     return (

@@ -46,6 +46,11 @@ def test_items_a_cluster_issued_have_their_pages_captured(tmp_path: Path, redis:
             cluster.worker("w1")
             done = cluster.crawl()
             assert done.returncode == 0, done.stdout + done.stderr + cluster.log("sequencer")
+            # Again: the same two items, duplicates, said so (the client said "2 unchanged").
+            again = cluster.crawl()
+            assert again.returncode == 0, again.stdout + again.stderr
+            assert "0 new, 0 updated, 2 duplicate, 0 dropped" in again.stdout, again.stdout
+            assert "unchanged" not in again.stdout
         items = [e for e in leaves(tmp_path) if e["axiom_type"] == "AX.OBS"]
         assert len(items) == 2  # signed by the sequencer's crawl
         captured = cluster.run("capture", *FAST)  # on the sequencer's machine, after the run

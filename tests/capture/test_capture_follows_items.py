@@ -79,6 +79,9 @@ def test_a_feed_switched_to_capture_has_its_items_followed(tmp_path):
         crawled = run_crawl(tmp_path, serve(server, ["a", "b", "c"], capture=None))
         assert crawled.returncode == 0, crawled.stderr[-3000:]
         assert captures(tmp_path) == {}  # a feed's pages are not captured by default
+        nothing = capture(tmp_path)  # and crovia capture says so, not "feeds 0 ok"
+        said = "pages 0 captured: no source of this crawl captures pages (capture = true)"
+        assert said in run_line(nothing.stderr), nothing.stderr[-2000:]
         # The operator turns captures on for the feed: its items issued before are followed.
         (tmp_path / "feeds.toml").write_text(serve(server, ["a", "b", "c"], capture=True))
         metrics = tmp_path / "metrics.prom"
@@ -92,12 +95,12 @@ def test_a_feed_switched_to_capture_has_its_items_followed(tmp_path):
     assert "feeds " not in line and "items " not in line, line
     line = run_line(again.stderr)
     assert "pages 0 captured, 3 followed: 3 due later (next at " in line, line
-    records = run_records(tmp_path)
-    assert records[1]["captures"] == {"lab": {"first": 3}}
-    plan = records[1]["pages"]["lab"]
+    records = run_records(tmp_path)[2:]
+    assert records[0]["captures"] == {"lab": {"first": 3}}
+    plan = records[0]["pages"]["lab"]
     assert (plan["followed"], plan["due_later"], plan["still_due"]) == (3, 3, 0)
-    assert plan["next_due"] > records[1]["started_at"][:19]
-    assert "captures" not in records[2] and records[2]["pages"]["lab"]["followed"] == 3
+    assert plan["next_due"] > records[0]["started_at"][:19]
+    assert "captures" not in records[1] and records[1]["pages"]["lab"]["followed"] == 3
     text = metrics.read_text()
     for line in (
         'crovia_pages_captured_total{outcome="first",vendor="lab"} 3.0',
