@@ -18,7 +18,8 @@ only) are lists of Python regular expressions searched in each page URL, as Scra
 SitemapSpider `sitemap_rules` and LinkExtractor `allow` / `deny` take them: a URL is the source's
 when no `include` is given or one matches, and no `exclude` matches (docs/spider.md, "Source
 kinds"). Kind "oaipmh" harvests arXiv's OAI-PMH interface (`url` its endpoint, no query): `set`
-(required: an OAI-PMH setSpec such as "cs") and `metadata_prefix` (only "arXivRaw", the default);
+(required: an OAI-PMH setSpec such as "cs", or a list of 1 to MAX_OAI_SETS) and `metadata_prefix`
+(only "arXivRaw", the default);
 oaipmh only, and only for an arXiv source (docs/spider.md, "arXiv, complete"). `capture` (true or
 false; default true for kinds sitemap and page, false for the others and for arXiv's) captures
 each new or updated item's page (docs/spider.md, "Captures"); `capture_selector` (CSS, such as
@@ -51,6 +52,7 @@ DEFAULT_KIND = "feed"
 # A reader each: crovia_spider/feed/kinds.py.
 KINDS = ("feed", "jsonfeed", "sitemap", "page", "oaipmh", "watch")
 OAIPMH_KIND = "oaipmh"
+MAX_OAI_SETS = 10  # sets one "oaipmh" source harvests
 OAI_PREFIXES = ("arXivRaw",)  # the metadata formats an "oaipmh" source is read in (feed/oaipmh.py)
 # An OAI-PMH setSpec: colon-separated parts of unreserved URI characters (the protocol's grammar).
 _SET_SPEC = re.compile(r"[A-Za-z0-9\-_.!~*'()]{1,50}(?::[A-Za-z0-9\-_.!~*'()]{1,50}){0,3}")
@@ -100,8 +102,13 @@ class FeedConfig:
     # Where a captured page's main text is: a CSS selector ("" : the article trafilatura finds;
     # crovia_spider/capture/text.py).
     capture_selector: str = ""
-    oai_set: str = ""  # kind "oaipmh": the setSpec harvested (TOML key `set`)
+    oai_set: str = ""  # kind "oaipmh": the setSpecs harvested, space-separated (TOML key `set`)
     metadata_prefix: str = ""  # kind "oaipmh": the metadata format asked for
+
+    @property
+    def oai_sets(self) -> tuple[str, ...]:
+        """Kind "oaipmh": the sets harvested, in order (a setSpec holds no space)."""
+        return tuple(self.oai_set.split())
 
     @property
     def captures(self) -> bool:
@@ -370,11 +377,17 @@ def check_oaipmh(raw: dict[str, Any], kind: str) -> dict[str, str]:
         if given:
             raise ValueError(f'{given[0]!r} is an option of kind "oaipmh", not of kind {kind!r}')
         return {}
-    oai_set, prefix = raw.get("set"), raw.get("metadata_prefix", OAI_PREFIXES[0])
-    if not isinstance(oai_set, str) or not isinstance(prefix, str):
-        raise TypeError("kind 'oaipmh' needs 'set', a string such as 'cs' ('metadata_prefix' too)")
-    if not _SET_SPEC.fullmatch(oai_set):
-        raise ValueError(f"'set' = {oai_set!r} is not an OAI-PMH setSpec (such as \"cs\")")
+    sets, prefix = raw.get("set"), raw.get("metadata_prefix", OAI_PREFIXES[0])
+    sets = [sets] if isinstance(sets, str) else sets
+    if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
+        raise TypeError("kind 'oaipmh' needs 'set': a setSpec such as 'cs', or a list of them")
+    if not isinstance(prefix, str):
+        raise TypeError("'metadata_prefix' must be a string")
+    if not 0 < len(sets) <= MAX_OAI_SETS or len(set(sets)) < len(sets):
+        raise ValueError(f"'set' must name 1 to {MAX_OAI_SETS} sets, each once")
+    for oai_set in sets:
+        if not _SET_SPEC.fullmatch(oai_set):
+            raise ValueError(f"'set' = {oai_set!r} is not an OAI-PMH setSpec (such as \"cs\")")
     if prefix not in OAI_PREFIXES:
         raise ValueError(
             f"'metadata_prefix' = {prefix!r}: kind \"oaipmh\" reads {', '.join(OAI_PREFIXES)}"
@@ -387,7 +400,7 @@ def check_oaipmh(raw: dict[str, Any], kind: str) -> dict[str, str]:
         raise ValueError(
             'kind "oaipmh" reads arXiv\'s OAI-PMH interface: an arXiv host, or a vendor id arxiv_*'
         )
-    return {"oai_set": oai_set, "metadata_prefix": prefix}
+    return {"oai_set": " ".join(sets), "metadata_prefix": prefix}
 
 
 def check_patterns(key: str, patterns: Any, kind: str) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ parser worker under its ceilings (crovia_spider/feed/parsepool.py, as `crovia hi
 - OAI-PMH: every AX.FETCH of kind "oaipmh" that got a body, its pages (the first body and each
   part's) read in order: a record of a day's list is harvested for each category it lists
   (`categories`), a deleted one is `deleted` (of the set). A day is `complete` when one harvest
-  of a set that holds the category listed it whole after it was over (`complete_days`, as the
+  of a set that holds the category listed it whole after it was over (`complete_lists`, as the
   harvest decides it), `partial` when one asked for it and none listed it whole, `not_harvested`
   when none asked. A set holds a category of its archive (`cs` holds `cs.AI`).
 
@@ -32,14 +32,15 @@ from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 
 from crovia_spider.config.feeds import ARXIV_FAMILY, OAIPMH_KIND, FeedConfig
 from crovia_spider.feed.arxiv import arxiv_meta
 from crovia_spider.spiders.fetches import parse_headers
-from crovia_spider.spiders.oaipmh_walk import complete_days, listed_day
+from crovia_spider.spiders.oaipmh_walk import complete_lists
+from crovia_spider.spiders.oaipmh_walk import listed as asked
 from ledger import jsonl
 from ledger.coverage_record import COVERAGE_TYPE, OAI_STATES, RSS_STATES, coverage_target
 from ledger.fetch_record import FETCH_TYPE, NEW_BODY, UNCHANGED_BODY
@@ -239,12 +240,6 @@ class Coverage:
         body = envelope["body"]
         fetch = (envelope.get("object") or {}).get("fetch") or {}
         first_url = fetch.get("final_url", "")
-        oai_set = (parse_qs(urlsplit(first_url).query).get("set") or [""])[0]
-        if not oai_set:
-            return
-        vendors = self.oai_vendors.setdefault(oai_set, [])
-        if body["vendor"] not in vendors:
-            vendors.append(body["vendor"])
         axiom_id = envelope.get("axiom_id", "")
         sequence: list[tuple[str, Any]] = []
         if body.get("outcome") in _BODIES and body.get("body_sha256"):
@@ -258,19 +253,23 @@ class Coverage:
                 sequence.append((part.get("url", ""), page))
         elif first_url:  # a harvest that got no body asked for its first day all the same
             sequence.append((first_url, None))
-        listed, complete = complete_days(sequence)
-        day = ""
+        listed, complete = complete_lists(sequence)
+        current: tuple[str, str] | None = None
         for url, page in sequence:
-            day = listed_day(url) or day
-            if not day:
+            current = asked(url) or current
+            if current is None:
                 continue
-            seen = self.oai.setdefault((oai_set, day), Seen())
+            oai_set, day = current
+            vendors = self.oai_vendors.setdefault(oai_set, [])
+            if body["vendor"] not in vendors:
+                vendors.append(body["vendor"])
+            seen = self.oai.setdefault(current, Seen())
             seen.by(axiom_id)
-            seen.whole = seen.whole or day in complete
-            seen.listed = seen.listed or day in listed
+            seen.whole = seen.whole or current in complete
+            seen.listed = seen.listed or current in listed
             if page is None:
                 continue
-            records = self.oai_records.setdefault((oai_set, day), [])
+            records = self.oai_records.setdefault(current, [])
             for entry in page.entries:
                 meta = arxiv_meta(entry, entry.get("link") or "")
                 if meta is not None and entry.get("datestamp") == day:

@@ -1,8 +1,9 @@
 """An OAI-PMH source: arXiv's records harvested day by day, every resumption token followed.
 
-A `[[feeds]]` entry of kind "oaipmh" names arXiv's OAI-PMH endpoint and a set (`set = "cs"`). A
-harvest asks for the records of each day from its first to today, one list a day
-(`verb=ListRecords&metadataPrefix=arXivRaw&set=S&from=D&until=D`), and follows each list's
+A `[[feeds]]` entry of kind "oaipmh" names arXiv's OAI-PMH endpoint and its sets (`set = "cs"` or
+`set = ["cs", "stat"]`). A harvest asks for the records of each day from its first to today and
+of each set, one list a set and day (`verb=ListRecords&metadataPrefix=arXivRaw&set=S&from=D&
+until=D`, the sets of a day one after another), and follows each list's
 resumption tokens to its end, one page after another, each with `engine.download_async`: every
 downloader middleware applies (the fetch policy, robots.txt, arXiv's politeness of one request
 every 3 s on one connection, the size cap, and the retries, which honour a `503`'s
@@ -28,12 +29,12 @@ started again, once: `once_each`). What is bounded, each a part saying so and on
 - a page of more than 10,000 records, or declaring entities, is refused by the reader
   (crovia_spider/feed/oaipmh.py).
 
-A day is complete (`complete_days`) when its list was read to its end (a page with an empty or no
-resumption token) with no break, and the day was over by the endpoint's clock (`responseDate`)
-when that page was answered; the harvest's `through` is the last day that is complete with every
-day before it, which the feed state keeps when every record reached the ledger. Coverage
-(crovia_spider/arxiv/coverage.py) reads the same days off the fetch record's parts and kept
-bodies, with the same `complete_days`.
+A set's day is complete (`complete_lists`) when its list was read to its end (a page with an
+empty or no resumption token) with no break, and the day was over by the endpoint's clock
+(`responseDate`) when that page was answered; the harvest's `through` is the last day complete in
+every set with every day before it, which the feed state keeps when every record reached the
+ledger. Coverage (crovia_spider/spiders/arxiv_coverage.py) reads the same lists off the fetch
+record's parts and kept bodies, with the same `complete_lists`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ from crovia_spider.options import env_default, read_setting
 from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
 from crovia_spider.spiders.sitemap_walk import Read, Walk
 
-__all__ = ["OAIPMH_KIND", "Harvest", "complete_days", "harvest", "oai_request"]
+__all__ = ["OAIPMH_KIND", "Harvest", "complete_lists", "harvest", "oai_request"]
+List = tuple[str, str]  # (set, day): one list a harvest asks for
 
 FIRST_DAYS = 2  # a source's first harvest: today and the two days before
 MAX_DAYS = 3660  # days one harvest may ask for (CROVIA_OAI_FROM ten years back)
@@ -64,13 +66,13 @@ STATE_KEY = "oai_complete_through"  # the feed state's last day listed whole
 
 @dataclass
 class Harvest(Walk):
-    """What a harvest read (a Walk: bodies, parts, kept bodies), the days it asked for, those
-    listed to their end (`listed`) and complete (`complete`: listed, and over), and the last day
-    complete with every day before it (`through`, "" when none)."""
+    """What a harvest read (a Walk: bodies, parts, kept bodies), the lists it asked for (set,
+    day), those listed to their end (`listed`) and complete (`complete`: listed, and over), and
+    the last day complete in every set with every day before it (`through`, "" when none)."""
 
-    days: list[str] = field(default_factory=list)
-    listed: list[str] = field(default_factory=list)
-    complete: list[str] = field(default_factory=list)
+    lists: list[List] = field(default_factory=list)
+    listed: list[List] = field(default_factory=list)
+    complete: list[List] = field(default_factory=list)
     through: str = ""
     deleted: set[tuple[str, str]] = field(default_factory=set)  # (id, datestamp) listed deleted
 
@@ -79,7 +81,7 @@ class Harvest(Walk):
         """What the run record says of the harvest: the days not listed to their end, and the
         deleted records listed ("" when neither). A day not over yet (today) is no fault."""
         said = []
-        missing = [day for day in self.days if day not in self.listed]
+        missing = [f"{s} {day}" for s, day in self.lists if (s, day) not in self.listed]
         if missing:
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             shown = ", ".join(missing[:5]) + more
@@ -114,11 +116,17 @@ def harvest_days(
     return [(today - timedelta(days=n)).isoformat() for n in reversed(range(count))]
 
 
-def list_url(feed: FeedConfig, day: str) -> str:
-    """The request of the records of `feed`'s set whose datestamp is `day`."""
-    query = {"verb": "ListRecords", "metadataPrefix": feed.metadata_prefix, "set": feed.oai_set,
+def list_url(feed: FeedConfig, listing: List) -> str:
+    """The request of the records of the set and day `listing` (one of `feed`'s sets)."""
+    oai_set, day = listing
+    query = {"verb": "ListRecords", "metadataPrefix": feed.metadata_prefix, "set": oai_set,
              "from": day, "until": day}  # fmt: skip
     return f"{feed.url}?{urlencode(query)}"
+
+
+def harvest_lists(feed: FeedConfig, days: list[str]) -> list[List]:
+    """The lists of a harvest of `days`: each day's, set after set."""
+    return [(oai_set, day) for day in days for oai_set in feed.oai_sets]
 
 
 def token_url(feed: FeedConfig, token: str) -> str:
@@ -126,37 +134,40 @@ def token_url(feed: FeedConfig, token: str) -> str:
     return f"{feed.url}?verb=ListRecords&resumptionToken={quote(token, safe='')}"
 
 
-def listed_day(url: str) -> str:
-    """The day a list request asks for ("" for a request of a resumption token, or no list)."""
+def listed(url: str) -> List | None:
+    """The set and day a list request asks for (None for a request of a resumption token)."""
     try:
         query = parse_qs(urlsplit(url).query)
     except ValueError:
-        return ""
-    days = query.get("from") or [""]
-    return days[0] if days[0] == (query.get("until") or [""])[0] else ""
+        return None
+    day, oai_set = (query.get("from") or [""])[0], (query.get("set") or [""])[0]
+    same = day == (query.get("until") or [""])[0]
+    return (oai_set, day) if day and oai_set and same else None
 
 
 def oai_request(
     feed: FeedConfig, entry: Mapping[str, Any] | None, settings: Any, **kwargs: Any
 ) -> scrapy.Request:
-    """The first request of a harvest of `feed` (its state `entry`): the list of its first day,
-    carrying the days to ask for after it."""
-    days = harvest_days(entry, setting(settings, "CROVIA_OAI_FROM"))
-    meta = {"feed": feed, "oai_days": days}
-    return scrapy.Request(list_url(feed, days[0]), meta=meta, dont_filter=True, **kwargs)
+    """The first request of a harvest of `feed` (its state `entry`): the list of its first set
+    and day, carrying the lists to ask for after it."""
+    lists = harvest_lists(feed, harvest_days(entry, setting(settings, "CROVIA_OAI_FROM")))
+    meta = {"feed": feed, "oai_lists": lists}
+    return scrapy.Request(list_url(feed, lists[0]), meta=meta, dont_filter=True, **kwargs)
 
 
 async def harvest(spider: Any, first: Read, feed: FeedConfig) -> Harvest:
     """The harvest from its first page, `first` (see the module docstring)."""
-    days: list[str] = list(first.response.meta.get("oai_days") or [listed_day(first.response.url)])
-    walk = Harvest(days=days, bodies=[first])
+    lists: list[List] = list(first.response.meta.get("oai_lists") or ())
+    if not lists and (asked := listed(first.response.url)):
+        lists = [asked]
+    walk = Harvest(lists=lists, bodies=[first])
     pages = setting(spider.settings, "CROVIA_OAI_PAGES")
     limit = spider.entry_limit(feed)
     held, fetched, followed = len(first.parsed.entries), 1, set()
     index, page, restarted = 0, first.parsed, False
     walk.deleted.update(getattr(page, "deleted", ()))
     while True:
-        url, restarted, index = _next(feed, walk, page, days, index, restarted, followed)
+        url, restarted, index = _next(feed, walk, page, lists, index, restarted, followed)
         if url is None:
             break
         if walk.full():
@@ -179,8 +190,8 @@ async def harvest(spider: Any, first: Read, feed: FeedConfig) -> Harvest:
         if page is not None and not page.failed:
             held += len(page.entries)
             walk.deleted.update(page.deleted)
-    walk.listed, walk.complete = complete_days(_sequence(walk))
-    walk.through = through(days, walk.complete)
+    walk.listed, walk.complete = complete_lists(_sequence(walk))
+    walk.through = through(lists, walk.complete)
     for part in walk.parts:
         if "error" in part:  # one entry the source held and the harvest did not read, as signed
             spider.run.feeds[feed.vendor].items_seen += 1
@@ -193,20 +204,20 @@ def _next(
     feed: FeedConfig,
     walk: Harvest,
     page: OaiPage | None,
-    days: list[str],
+    lists: list[List],
     index: int,
     restarted: bool,
     followed: set[str],
 ) -> tuple[str | None, bool, int]:
-    """The next request after `page` (None: the request before it gave no page) of day
-    `days[index]`: the page its token names, the day's list again after a `badResumptionToken`
-    (once), else the next day's list; (URL or None when the harvest is done, restarted, index)."""
+    """The next request after `page` (None: the request before it gave no page) of the list
+    `lists[index]`: the page its token names, the list again after a `badResumptionToken` (once),
+    else the next list; (URL or None when the harvest is done, restarted, index)."""
     if page is not None and page.failed and page.oai_error == BAD_TOKEN and not restarted:
-        return list_url(feed, days[index]), True, index
+        return list_url(feed, lists[index]), True, index
     if page is not None and not page.failed:
         if page.token_error:
             walk.add(
-                {"url": list_url(feed, days[index]), "error": f"not fetched: {page.token_error}"}
+                {"url": list_url(feed, lists[index]), "error": f"not fetched: {page.token_error}"}
             )
         elif page.token and page.token in followed:
             why = "not fetched: this resumption token was followed already (the list loops)"
@@ -215,7 +226,7 @@ def _next(
             followed.add(page.token)
             return token_url(feed, page.token), restarted, index
     index += 1
-    return (list_url(feed, days[index]) if index < len(days) else None), False, index
+    return (list_url(feed, lists[index]) if index < len(lists) else None), False, index
 
 
 async def _fetch(spider: Any, url: str, feed: FeedConfig, walk: Harvest) -> OaiPage | None:
@@ -268,36 +279,37 @@ def _sequence(walk: Harvest) -> list[tuple[str, OaiPage | None]]:
     return found
 
 
-def complete_days(sequence: Iterable[tuple[str, Any]]) -> tuple[list[str], list[str]]:
-    """The days a harvest's requests in order (each its URL and its page, or None when it gave
-    no page to read) listed to their end, and of those the days complete: a list request of a day
-    starts its list; a request that gave no page breaks it; a page ending the list (no resumption
-    token, or an empty one) lists the day whole, and completes it when the endpoint answered it
-    after the day was over (its `responseDate`)."""
-    listed: list[str] = []
-    complete: list[str] = []
-    day, unbroken = "", False
+def complete_lists(sequence: Iterable[tuple[str, Any]]) -> tuple[list[List], list[List]]:
+    """The lists (set, day) a harvest's requests in order (each its URL and its page, or None
+    when it gave no page to read) listed to their end, and of those the lists complete: a list
+    request starts its list; a request that gave no page breaks it; a page ending the list (no
+    resumption token, or an empty one) lists it whole, and completes it when the endpoint
+    answered it after the day was over (its `responseDate`)."""
+    found: list[List] = []
+    complete: list[List] = []
+    current: List | None = None
+    unbroken = False
     for url, page in sequence:
-        started = listed_day(url)
+        started = listed(url)
         if started:
-            day, unbroken = started, True
+            current, unbroken = started, True
         if page is None:
             unbroken = False
             continue
-        if not (day and unbroken and page.ends_list):
+        if current is None or not (unbroken and page.ends_list):
             continue
-        if day not in listed:
-            listed.append(day)
-        if page.response_date[:10] > day and day not in complete:
-            complete.append(day)
-    return listed, complete
+        if current not in found:
+            found.append(current)
+        if page.response_date[:10] > current[1] and current not in complete:
+            complete.append(current)
+    return found, complete
 
 
-def through(days: list[str], complete: list[str]) -> str:
-    """The last of `days` listed whole with every day before it ("" when the first was not)."""
+def through(lists: list[List], complete: list[List]) -> str:
+    """The last day of `lists` complete in every set with every day before it ("" when none)."""
     last = ""
-    for day in days:
-        if day not in complete:
+    for day in dict.fromkeys(day for _, day in lists):
+        if any((s, d) not in complete for s, d in lists if d == day):
             break
         last = day
     return last

@@ -3,7 +3,7 @@ harvest's day rule and `entry_item`.
 
 `parse_oaipmh` documents that it never raises (a page refused or unreadable is a `failed`
 OaiPage), and a record it returns must become an arXiv item without error, its id and version
-those of its OAI identifier. The harvest's `complete_days` must take any page too, listed or not.
+those of its OAI identifier. The harvest's `complete_lists` must take any page too, listed or not.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ with instrumented():
     from crovia_spider.config.feeds import FeedConfig
     from crovia_spider.feed.entries import entry_item
     from crovia_spider.feed.oaipmh import parse_oaipmh
-    from crovia_spider.spiders.oaipmh_walk import complete_days
+    from crovia_spider.spiders.oaipmh_walk import complete_lists
 
 URL = "https://export.arxiv.org/oai2"
-FEED = FeedConfig(vendor="arxiv_oai_cs", url=URL, kind="oaipmh", oai_set="cs")
+FEED = FeedConfig(vendor="arxiv_oai_cs", url=URL, kind="oaipmh", oai_set="cs stat")
 LIST = f"{URL}?verb=ListRecords&metadataPrefix=arXivRaw&set=cs&from=2026-12-01&until=2026-12-01"
 DOCUMENTED = ()
 SLACK = 64 << 10
@@ -33,7 +33,7 @@ def target(data: bytes) -> None:
     page = parse_oaipmh(data, {"content-location": URL}, {})
     if page.failed and page.entries:
         raise AssertionError("a failed page gave records")
-    complete_days([(LIST, page), (f"{URL}?verb=ListRecords&resumptionToken=x", page)])
+    complete_lists([(LIST, page), (f"{URL}?verb=ListRecords&resumptionToken=x", page)])
     for entry in page.entries:
         item = entry_item(
             entry,

@@ -23,6 +23,7 @@ LG = Paper("2612.00601", DAY1.isoformat(), categories="cs.LG")
 GONE = Paper("2612.00699", DAY1.isoformat(), deleted=True)
 NOT_LISTED = Paper("2612.00509", DAY1.isoformat())  # announced by the RSS, never listed
 LATER = [Paper(f"2612.0070{n}", DAY2.isoformat(), categories="cs.AI") for n in range(1, 3)]
+STAT = Paper("2612.00801", DAY1.isoformat(), categories="stat.ML cs.LG")  # of the set stat
 
 
 def coverage(tmp_path, *args: str) -> dict:
@@ -32,9 +33,10 @@ def coverage(tmp_path, *args: str) -> dict:
 
 
 def test_coverage_of_a_read_day_and_of_a_day_whose_rss_crawl_failed(tmp_path):
-    with OaiServer([*AI, LG, GONE, *LATER], page_size=2) as server:
+    with OaiServer([*AI, LG, GONE, *LATER, STAT], page_size=2) as server:
         rss_feed = {"vendor": "arxiv_cs_ai", "url": server.rss_url("cs.AI")}
-        oai_feed = {"vendor": "arxiv_oai_cs", "url": server.url, "kind": "oaipmh", "set": "cs"}
+        oai_feed = {"vendor": "arxiv_oai", "url": server.url, "kind": "oaipmh",
+                    "set": ["cs", "stat"]}  # fmt: skip
         # DAY1: the RSS announces three of the four cs.AI papers, and one OAI-PMH never lists
         announced = [(p, "new") for p in AI[:3]] + [(NOT_LISTED, "new")]
         server.rss["cs.AI"] = rss("cs.AI", DAY1, announced)
@@ -60,6 +62,12 @@ def test_coverage_of_a_read_day_and_of_a_day_whose_rss_crawl_failed(tmp_path):
     assert second["oai"]["state"] == "complete"
     assert second["oai_only"] == second["harvested"] == sorted(p.id for p in LATER)
     assert "OAI-PMH read the day" in second["gap"]
+    # the set stat's day, by the same harvest: stat.ML's paper, which no RSS read announced
+    stat = coverage(tmp_path, "--category", "stat.ML")["days"]
+    assert [(d["day"], d["harvested"], d["rss"]["state"]) for d in stat][:1] == [
+        (DAY1.isoformat(), [STAT.id], "not_read")
+    ]
+    assert days[("cs.AI", DAY1.isoformat())]["oai"]["fetches"] == stat[0]["oai"]["fetches"]
     # today's list is not over: asked, never complete, so shown as partial if anything
     assert all(d["oai"]["state"] != "complete" for k, d in days.items() if k[1] == str(TODAY))
 

@@ -1,5 +1,5 @@
 """The OAI-PMH page reader (crovia_spider/feed/oaipmh.py): each rule of its docstring, on pages
-built as arXiv writes them, and the day rule of a harvest (complete_days)."""
+built as arXiv writes them, and the list rule of a harvest (complete_lists)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ from crovia_spider.feed.arxiv import fingerprint_abstract
 from crovia_spider.feed.entries import entry_item
 from crovia_spider.feed.oaipmh import MAX_PAGE_RECORDS, MAX_TOKEN_CHARS, parse_oaipmh
 from crovia_spider.feed.plaintext import excerpt
-from crovia_spider.spiders.oaipmh_walk import complete_days, harvest_days, list_url, token_url
+from crovia_spider.spiders.oaipmh_walk import (
+    complete_lists,
+    harvest_days,
+    harvest_lists,
+    list_url,
+    through,
+    token_url,
+)
 from tests.spider.oaipmh_server import ABSTRACT, Paper, page_xml, record_xml, rss
 
 NOW = "2026-12-02T06:00:00Z"
@@ -143,14 +150,27 @@ def test_days_of_a_harvest_and_when_one_is_complete():
     assert harvest_days(kept, "2026-12-01", _date("2026-12-02")) == ["2026-12-01", "2026-12-02"]
     ended = read(record_xml(Paper("2612.00001", "2026-12-01")), "")
     more = read(record_xml(Paper("2612.00001", "2026-12-01")), "t1")
-    day1, day2 = list_url(FEED, "2026-12-01"), list_url(FEED, "2026-12-02")
+    cs1, cs2 = ("cs", "2026-12-01"), ("cs", "2026-12-02")
+    day1, day2 = list_url(FEED, cs1), list_url(FEED, cs2)
     follow = token_url(FEED, "t1")
     # day 1 over two pages; day 2 (the endpoint's today) listed to its end but not over
-    listed, complete = complete_days([(day1, more), (follow, ended), (day2, ended)])
-    assert listed == ["2026-12-01", "2026-12-02"] and complete == ["2026-12-01"]
+    listed, complete = complete_lists([(day1, more), (follow, ended), (day2, ended)])
+    assert listed == [cs1, cs2] and complete == [cs1]
     # a page lost breaks the list, and a list started again mends it
-    assert complete_days([(day1, more), (follow, None)]) == ([], [])
-    assert complete_days([(day1, more), (follow, None), (day1, ended)])[1] == ["2026-12-01"]
+    assert complete_lists([(day1, more), (follow, None)]) == ([], [])
+    assert complete_lists([(day1, more), (follow, None), (day1, ended)])[1] == [cs1]
+
+
+def test_lists_of_several_sets_and_the_last_day_complete_in_all():
+    two = FeedConfig(vendor="arxiv_oai", url=FEED.url, kind="oaipmh", oai_set="cs stat",
+                     metadata_prefix="arXivRaw")  # fmt: skip
+    lists = harvest_lists(two, ["2026-12-01", "2026-12-02"])
+    assert lists == [("cs", "2026-12-01"), ("stat", "2026-12-01"), ("cs", "2026-12-02"),
+                     ("stat", "2026-12-02")]  # fmt: skip
+    assert "set=stat&from=2026-12-01&until=2026-12-01" in list_url(two, lists[1])
+    assert through(lists, lists[:3]) == "2026-12-01"  # stat's second day is missing
+    assert through(lists, lists[1:]) == ""
+    assert through(lists, lists) == "2026-12-02"
 
 
 def _date(text: str):
