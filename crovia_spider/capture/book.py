@@ -45,8 +45,7 @@ from ledger.capture_record import (
     REMOVED,
     UNCHANGED,
 )
-from ledger.store import LEDGER_FILE, PageCapture, page_chains
-from ledger.store.pages import vendor_items
+from ledger.store import LEDGER_FILE, PageCapture, page_chains, vendor_items
 
 BOOK_FILE = "captures_state.json"
 BOOK_SCHEMA = "crovia.captures_state.v2"

@@ -36,7 +36,7 @@ from crovia_spider.feed import ceilings
 
 # How every reason an HTML page has no main text begins: ledger/store/pages.py reads such a
 # capture back as one, and the run record counts it as `no_main_text`.
-from ledger.store.pages import NO_MAIN_TEXT
+from ledger.store import NO_MAIN_TEXT
 
 HTML_TYPES = frozenset(("text/html", "application/xhtml+xml"))
 # What separates the links of a menu written on one line: "Home | News · About".

@@ -35,6 +35,8 @@ _EXPORTS = {
     "capture_of": "pages",
     "page_chains": "pages",
     "page_history": "pages",
+    "vendor_items": "pages",
+    "NO_MAIN_TEXT": "pages",
     "ROTATIONS_FILE": "reader",
     "RUNS_FILE": "reader",
     "SEALS_FILE": "reader",
