@@ -3,9 +3,9 @@
 parsel reads `div.post a` as the XPath `descendant-or-self::div[…]/descendant::a`, and libxml2
 evaluates it context by context: it walks the subtree of every `div.post` and merges each walk's
 nodes into the result, comparing every node with every one already there. Nested matches make
-that cost the depth times the square of the matches: a 957 KB page of 2,000 nested `div.post`
-around 25,000 links takes about 5 minutes of CPU in one C call, which no timer inside the process
-can interrupt.
+that cost the depth times the square of the matches: a 982 KB page of 2,000 nested `div.post`
+around 35,000 links takes about 11 minutes of CPU in one C call, which no timer inside the
+process can interrupt (read here in 1.0 s).
 
 A `Query` gives the same nodes in the same order (tests/spider/test_bounded_css.py checks it
 against parsel on generated pages and selectors), evaluated another way:

@@ -39,15 +39,16 @@ What one page can cost is bounded (issue 47). The selectors are evaluated by
 crovia_spider/feed/bounded_css.py, which gives parsel's matches in parsel's order but visits each
 element once per compound selector (the parts between combinators) and once in a walk that
 resolves the combinators, however deeply the matches nest (parsel's XPath costs the depth times
-the square of the matches: the issue's 957 KB page of 2,000 nested `div.post` around 25,000
-links, about 5 minutes of CPU in one lxml call, is read in about 0.3 s). `item` is evaluated once
-over the page; `link`, `title` and `date` once over each item, so an item nested in others is read
+the square of the matches: a 982 KB page of 2,000 nested `div.post` around 35,000 links takes
+about 11 minutes of CPU in one lxml call, and is read in 1.0 s). `item` is evaluated once over
+the page; `link`, `title` and `date` once over each item, so an item nested in others is read
 again by each of them: items may be nested in at most MAX_NESTED other items, and a page whose
-items nest deeper is `failed`, saying so. Every element is thus visited at most
-(1 + MAX_NESTED + 1) times per compound of the selectors, plus once per walk. The pseudo-classes
-bounded_css.py names (`:nth-child()`, `:first-child`, `:contains()`, `:has()`, ...) can cost more,
-as can a link, title or date selector leaving its item through `+` or `~`: the parser worker's
-deadline (crovia_spider/feed/ceilings.py) bounds those, as it bounds everything else.
+items nest deeper is `failed`, saying so. Every element is thus visited once per compound of
+`item` and at most MAX_NESTED + 1 times per compound of `link`, `title` and `date`, and as often
+by the walks. The pseudo-classes bounded_css.py names (`:nth-child()`, `:first-child`,
+`:contains()`, `:has()`, ...) can cost more, as can a link, title or date selector leaving its
+item through `+` or `~`: the parser worker's deadline (crovia_spider/feed/ceilings.py) bounds
+those, as it bounds everything else.
 """
 
 from __future__ import annotations
