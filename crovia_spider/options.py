@@ -311,16 +311,6 @@ OPTIONS: dict[str, Setting] = {
         _date(),
         "for one crawl: the first day an OAI-PMH harvest lists (to harvest a gap again)",
     ),
-    "CROVIA_OAI_PAGES": Setting(
-        "100",
-        _whole(1, 100_000, "requests"),
-        "requests one OAI-PMH harvest makes at most; the days after are not asked",
-    ),
-    "CROVIA_OAI_FROM": Setting(
-        "",
-        _date(),
-        "for one crawl: the first day an OAI-PMH harvest lists (to harvest a gap again)",
-    ),
     "CROVIA_CAPTURE": Setting(
         "1", _flag(), "1: capture the pages of items of sources with `capture`; 0: never"
     ),
