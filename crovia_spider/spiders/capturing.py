@@ -11,6 +11,7 @@ decides the outcome against the book and signs the AX.CAPTURE record (ledger/cap
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,7 @@ class PageCaptures(BrowserCaptures):
         self.capture_pages = max(0, settings.getint("CROVIA_CAPTURE_PAGES", 1000))
         self.capture_taken = 0
         self.deferred = {"plain": 0, "browser": 0}
+        self.browser_planned: set[str] = set()  # browser captures to follow their plain twin
         self.setup_browser(crawler)
         crawler.signals.connect(self._idle_captures, signal=signals.spider_idle)
 
@@ -122,23 +124,29 @@ class PageCaptures(BrowserCaptures):
         if not self.captures_due_taken and book is not None:
             self.captures_due_taken = True
             due = book.due(now, self.capture_vendors, self.capture_all)
-            due.sort(key=lambda j: book.pages[j.key].first_seen, reverse=True)
+            # The newest pages first: one never captured (a deferred new item) before all.
+            due.sort(key=lambda j: book.pages[j.key].first_seen or "~", reverse=True)
             for job in due:
                 jobs.setdefault(job.key, job)
         if not jobs:
             return
         scheduled = False
-        followed = set()
         for job in jobs.values():
             if is_browser_job(job):
                 continue
+            browser = self._browser_job_of(job)
             if self.capture_taken >= self.capture_pages:
                 self._defer(job, now, "plain")
-                if job.vendor in self.browser_vendors:
-                    self._defer(browser_job(job), now, "browser")
+                if browser is not None:
+                    self._defer(browser, now, "browser")
                 continue
             self.capture_taken += 1
-            followed.add(browser_job(job).key)
+            if browser is not None:  # its browser capture follows it, or waits for a later run
+                if self.browser_taken < self.browser_pages:
+                    self.browser_taken += 1
+                    self.browser_planned.add(browser.key)
+                else:
+                    self._defer(browser, now, "browser")
             try:
                 request = self.capture_request(job)
             except ValueError as exc:  # a link Scrapy cannot request: recorded, never lost
@@ -149,37 +157,40 @@ class PageCaptures(BrowserCaptures):
             self.crawler.engine.crawl(request)
             scheduled = True
         for job in jobs.values():  # browser captures due whose plain twin is not in this run
-            if not is_browser_job(job) or job.key in followed:
+            if not is_browser_job(job) or job.key in self.browser_planned:
                 continue
-            if job.vendor in self.browser_vendors and self._browser_capture(job, ""):
+            if job.vendor not in self.browser_vendors:
+                continue  # its source no longer captures with the browser
+            if self.browser_taken >= self.browser_pages:
+                self._defer(job, now, "browser")
+                continue
+            with contextlib.suppress(ValueError):  # its plain capture recorded why already
+                self.crawler.engine.crawl(self.browser_request(job, ""))
+                self.browser_taken += 1
                 scheduled = True
         if scheduled:
             raise DontCloseSpider
 
-    def _follow_with_browser(self, fetch: PageFetch) -> None:
-        """After the plain capture of a page of a source with browser captures: its browser
-        capture, naming it as its twin."""
-        job = fetch.job
-        if job.vendor not in self.browser_vendors or is_browser_job(job):
-            return
+    def _browser_job_of(self, job: Job) -> Job | None:
+        """The browser capture of the page of the plain capture `job`, noted in the book, when
+        its source captures with the browser."""
+        if job.vendor not in self.browser_vendors:
+            return None
         follow = browser_job(job)
         book = book_of(self.crawler)
         if book is not None:
             book.note_item(follow.key, job.item, job.url, job.vendor, job.spider)
-        self._browser_capture(follow, fetch.axiom_id)
+        return follow
 
-    def _browser_capture(self, job: Job, twin: str) -> bool:
-        """Schedule the browser capture `job` within CROVIA_BROWSER_PAGES (else defer it)."""
-        if self.browser_taken >= self.browser_pages:
-            self._defer(job, utc_now_micro(), "browser")
-            return False
-        try:
-            request = self.browser_request(job, twin)
-        except ValueError:  # its plain capture recorded why already
-            return False
-        self.browser_taken += 1
-        self.crawler.engine.crawl(request)
-        return True
+    def _follow_with_browser(self, fetch: PageFetch) -> None:
+        """After the plain capture of a page planned with its browser capture: that capture,
+        naming the plain one as its twin."""
+        follow = browser_job(fetch.job)
+        if follow.key not in self.browser_planned:
+            return
+        self.browser_planned.discard(follow.key)
+        with contextlib.suppress(ValueError):  # its plain capture recorded why already
+            self.crawler.engine.crawl(self.browser_request(follow, fetch.axiom_id))
 
     def _defer(self, job: Job, now: str, kind: str) -> None:
         """A capture over the run's budget: due at the next run, and counted in the record."""
