@@ -168,8 +168,9 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
                     code_spider_names(modules),
                 )
                 spider.feeds = feeds_for_spider(feeds, spider.name, spider.vendor, spider.skip)
-                if remote_role(crawler.settings):  # watched pages are local crawls' own
-                    spider.feeds = [f for f in spider.feeds if f.kind != WATCH_KIND]
+                if remote_role(crawler.settings):  # watched pages, OAI-PMH: local crawls' own
+                    local = (WATCH_KIND, OAIPMH_KIND)
+                    spider.feeds = [f for f in spider.feeds if f.kind not in local]
             remote = spider.setup_remote(crawler)
             memory_mb = checked["CROVIA_PARSE_MEMORY_MB"]
             seconds = checked["CROVIA_PARSE_SECONDS"]
