@@ -157,7 +157,32 @@
       ["main text", "text", text ? `${show(text.sha256)} (${show(text.length)} characters, by ${show(text.extractor)})` : undefined],
       ["error", "error", body.error],
     ];
-    return rows.concat(optional.filter(([, , value]) => value !== undefined));
+    return rows.concat(optional.filter(([, , value]) => value !== undefined), browserRows(body));
+  }
+
+  // What a browser capture adds (body.mode "browser"), as crovia verify words it
+  // (describe_browser): the verdict and why, what the page asked for, what was kept of what the
+  // browser showed, the browser, and the plain capture of the same run it is the twin of.
+  function browserRows(body) {
+    const browser = body.mode === "browser" && body.browser && typeof body.browser === "object" ? body.browser : null;
+    if (!browser) return [];
+    const reasons = Array.isArray(browser.reasons) ? browser.reasons : [];
+    const shot = browser.screenshot && typeof browser.screenshot === "object" ? browser.screenshot : null;
+    const dom = browser.dom && typeof browser.dom === "object" ? browser.dom : null;
+    const software = browser.software && typeof browser.software === "object" ? browser.software : {};
+    const viewport = browser.viewport && typeof browser.viewport === "object" ? browser.viewport : {};
+    const rows = [
+      ["capture", "mode", "by a browser: the page as it rendered"],
+      ["browser verdict", "verdict", browser.verdict],
+      ["because", "reasons", reasons.length ? reasons.join("; ") : undefined],
+      ["requests", "requests",
+        `${show(browser.requests)} (${show(browser.refused)} refused, ${show(browser.failed)} failed), listed in ${show(browser.exchanges_sha256)}`],
+      ["screenshot", "screenshot", shot ? `${show(shot.sha256)} (${show(shot.width)}x${show(shot.height)} px)` : undefined],
+      ["rendered DOM", "dom", dom ? `${show(dom.sha256)} (${show(dom.length)} bytes)` : undefined],
+      ["browser", "browser", `${show(software.browser)} (${show(software.driver)}) at ${show(viewport.width)}x${show(viewport.height)}`],
+      ["twin", "twin", browser.twin === undefined ? "none" : browser.twin],
+    ];
+    return rows.filter(([, , value]) => value !== undefined);
   }
 
   // How the source was read, when not as a feed: its kind (body.kind), the options it was read
