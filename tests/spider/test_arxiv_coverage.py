@@ -3,7 +3,8 @@ days harvested by OAI-PMH. `crovia arxiv coverage` shows the first day's papers 
 the one the RSS announced and OAI-PMH does not list as missed by OAI-PMH, the one OAI-PMH lists
 and the RSS did not announce, and the second day's papers as harvested only by OAI-PMH; `--record`
 signs each day's statement once (again only when it changes), and the record's receipt verifies
-with `crovia verify`, pinned; the audit holds the records to their shape."""
+with `crovia verify` and on the page (its core under Node), pinned; the audit holds the records
+to their shape."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from nacl.signing import SigningKey
 from ledger.keys import load_signing_key
 from tests.crawl import crovia, leaves, run_crawl
 from tests.spider.oaipmh_server import OaiServer, Paper, rss
+from tests.web.corpus import trust_root
+from tests.web.test_differential import Case, page_outcomes
 
 TODAY = datetime.now(UTC).date()
 DAY1, DAY2 = TODAY - timedelta(days=2), TODAY - timedelta(days=1)
@@ -104,6 +107,9 @@ def test_coverage_of_a_read_day_and_of_a_day_whose_rss_crawl_failed(tmp_path):
     assert "missed by OAI-PMH 1" in verified.stdout
     other = SigningKey.generate().verify_key.encode().hex()
     assert crovia(tmp_path, "verify", str(receipt), "--pubkey", other).returncode == 1
+    # and on the page: its verification core under Node, pinned to this site's key
+    (page,) = page_outcomes([Case("coverage", receipt.read_bytes(), trust_root(key))])
+    assert tuple(page[:2]) == ("valid", None), page
     audit = crovia(tmp_path, "audit", "--bodies")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     # left out of find, as fetch records are
