@@ -132,7 +132,11 @@ DOWNLOADER_MIDDLEWARES = {
 COOKIES_ENABLED = False
 # One Ctrl-C (or SIGTERM) drops the requests queued in the downloader and says so on stderr
 # (crovia_spider/runs/stopping.py); Scrapy's own graceful close would still fetch them all.
-EXTENSIONS = {"crovia_spider.runs.stopping.StopFetching": 0}
+# After the crawl (its ledger sealed): its change events told to config/notify.toml's targets.
+EXTENSIONS = {
+    "crovia_spider.runs.stopping.StopFetching": 0,
+    "crovia_spider.notify.extension.NotifyAfterCrawl": 100,
+}
 # A feed is XML; an HTML page that refreshes to somewhere else is not a feed, and following it would
 # let a page decide what the feed's URL serves. Its hop would be checked anyway if this were on.
 METAREFRESH_ENABLED = False

@@ -266,8 +266,8 @@ def edit_page(event: ChangeEvent, old: str, new: str) -> bytes:
         f"<h2>The diff</h2><pre>{e(clean(event.diff))}</pre>"
     )
     return (
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\';'
         " style-src 'unsafe-inline'; img-src 'none'\">"
         '<meta name="referrer" content="no-referrer">'
         f"<title>Edited: {e(clean(title))}</title><style>{_STYLE}</style></head>"

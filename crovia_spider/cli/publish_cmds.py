@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_publish(args: argparse.Namespace) -> int:
     from crovia_spider.changes.published import write_changes
     from crovia_spider.exceptions import ConfigError
+    from crovia_spider.notify.keys import write_public_key
     from crovia_spider.services.witness_client import collect_cosignatures
     from crovia_spider.web.site import write_verifier_page
     from ledger.publish import WRITERS, publish, write_receipts
@@ -62,8 +63,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     ]
     cosigner = functools.partial(collect_cosignatures, witnesses) if witnesses else None
     # The log (tiles, bundles, seals), then the receipts of its new leaves and the verifier page,
-    # then the feeds of change events and their pages (docs/watching.md).
-    writers = (*WRITERS, write_receipts, write_verifier_page, write_changes)
+    # then the feeds of change events and their pages and the webhook key (docs/watching.md).
+    writers = (*WRITERS, write_receipts, write_verifier_page, write_changes, write_public_key)
     report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner, writers=writers)
     if args.json:
         print_json({**report.__dict__, "written": len(report.written), "dir": str(args.dir)})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.changes.receiver import Answer, Receiver, Unverified, verify
 from tests.changes.vendor import NEW_SENTENCE, OLD_SENTENCE, POSTS, script_vendor
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, leaves, run_crawl
 from tests.feedserver import FeedServer
@@ -24,11 +25,24 @@ RULE = {"CROVIA_REMOVAL_SPAN": "1s", "CROVIA_REMOVAL_CAPTURES": "2"}
 EXPECTED = ["new", "edited", "unreachable", "removed", "returned"]
 
 
+def environment(tmp_path: Path, **env: str) -> dict[str, str]:
+    """The crawls' and commands' environment: the removal rule, the notify config and key in
+    `tmp_path`, short waits between a webhook's attempts."""
+    mine = {
+        **RULE,
+        "CROVIA_NOTIFY_FILE": str(tmp_path / "notify.toml"),
+        "CROVIA_NOTIFY_KEY_FILE": str(tmp_path / "keys" / "notify.key"),
+        "CROVIA_NOTIFY_RETRIES": "1s,2s,3s",
+        "CROVIA_NOTIFY_TIMEOUT": "5",
+    }
+    return crawl_env(tmp_path, **{**mine, **env})
+
+
 def crovia(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / "crovia"), *args],
         cwd=PROJECT_ROOT,
-        env=crawl_env(tmp_path, **{**RULE, **env}),
+        env=environment(tmp_path, **env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -41,19 +55,46 @@ def changes(tmp_path: Path, *args: str) -> list[dict]:
     return json.loads(shown.stdout)["events"]
 
 
+def notify_toml(good: Receiver, flaky: Receiver, gone: Receiver, edits: Receiver,
+                people: Receiver) -> str:  # fmt: skip
+    people_url = people.url.replace("http://", "json://").replace("/hook", "/people")
+    return (  # top-level keys first: after a [[webhooks]] header, keys are that table's
+        f'apprise = ["{people_url}"]\napprise_events = ["edited"]\n'
+        'allow_private = ["127.0.0.1"]\n\n'
+        f'[[webhooks]]\nurl = "{good.url}"\n\n[[webhooks]]\nurl = "{flaky.url}"\n\n'
+        f'[[webhooks]]\nurl = "{gone.url}"\n\n'
+        f'[[webhooks]]\nurl = "{edits.url}"\nevents = ["edited"]\nvendors = ["lab_policies"]\n'
+    )
+
+
 @pytest.fixture(scope="module")
 def rounds(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Six crawls, each delivering to five receivers at its end: one that answers 200, one that
+    answers 500 once, one that answers 410, one told of edits only, and a person (Apprise)."""
     tmp_path = tmp_path_factory.mktemp("six")
     seen: dict = {"tmp": tmp_path, "after": {}}
-    with FeedServer() as server:
+    with (
+        FeedServer() as server,
+        Receiver() as good,
+        Receiver([Answer(500), Answer(200)]) as flaky,
+        Receiver([Answer(410)]) as gone,
+        Receiver() as edits,
+        Receiver() as people,
+    ):
         feeds = script_vendor(server)
+        (tmp_path / "notify.toml").write_text(notify_toml(good, flaky, gone, edits, people))
         for number in range(1, 7):
-            crawled = run_crawl(tmp_path, feeds)
+            crawled = run_crawl(tmp_path, feeds, env=environment(tmp_path))
             assert crawled.returncode == 0, crawled.stderr[-3000:]
             seen["after"][number] = [e["kind"] for e in changes(tmp_path)]
+            (tmp_path / f"crawl{number}.log").write_text(crawled.stderr)
         seen["requests"] = len(server.requests_for("policies/usage"))
         seen["url"] = server.url("policies/usage")
         seen["base"] = server.base
+        seen["receivers"] = {
+            "good": good.deliveries, "flaky": flaky.deliveries, "gone": gone.deliveries,
+            "edits": edits.deliveries, "people": people.deliveries,
+        }  # fmt: skip
     return seen
 
 
@@ -238,3 +279,76 @@ def test_the_edit_page_shows_both_sentences_as_text_in_chromium(rounds, publishe
     markup = "Usage <b>policies</b> & <script>alert(1)</script>"
     assert markup in title and markup in text
     assert scripts == 0  # the title's markup is text, not elements
+
+
+def payloads(deliveries: list) -> list[dict]:
+    return [json.loads(d.body) for d in deliveries]
+
+
+def test_each_event_arrives_signed_with_the_published_key(rounds, published):
+    good = rounds["receivers"]["good"]
+    whpk = (published / "webhook_key.txt").read_text().strip()
+    assert whpk == crovia(rounds["tmp"], "notify", "key").stdout.strip()
+    assert whpk.startswith("whpk_")
+    events = changes(rounds["tmp"])
+    assert [p["type"] for p in payloads(good)] == [f"crovia.change.{k}" for k in EXPECTED]
+    for delivery, event in zip(good, events, strict=True):
+        verify(delivery, whpk, now=delivery.at)
+        data = json.loads(delivery.body)["data"]
+        assert data["id"] == event["id"] and data["kind"] == event["kind"]
+        assert data["axiom_ids"] == [r["axiom_id"] for r in event["records"]]
+        assert data["leaf_indexes"] == [r["leaf_index"] for r in event["records"]]
+        assert data["checkpoint"]["size"] > max(data["leaf_indexes"])
+    assert len({d.headers["webhook-id"] for d in good}) == len(good)
+    edited = json.loads(good[1].body)["data"]
+    assert edited["removed_text"] == [OLD_SENTENCE] and edited["added_text"] == [NEW_SENTENCE]
+
+
+def test_one_changed_byte_of_a_delivered_body_fails_verification(rounds, published):
+    whpk = (published / "webhook_key.txt").read_text().strip()
+    delivery = rounds["receivers"]["good"][1]
+    verify(delivery, whpk, now=delivery.at)
+    for position in (0, len(delivery.body) // 2, len(delivery.body) - 1):
+        body = bytearray(delivery.body)
+        body[position] ^= 0x01
+        tampered = type(delivery)(delivery.path, delivery.headers, bytes(body), delivery.at)
+        with pytest.raises(Unverified):
+            verify(tampered, whpk, now=delivery.at)
+    other_id = {**delivery.headers, "webhook-id": "msg_" + "0" * 32}
+    with pytest.raises(Unverified):
+        verify(type(delivery)(delivery.path, other_id, delivery.body, delivery.at), whpk)
+
+
+def test_every_axiom_id_in_a_payload_verifies_with_crovia_verify(rounds, published):
+    ids = {i for p in payloads(rounds["receivers"]["good"]) for i in p["data"]["axiom_ids"]}
+    trust = published / "trust_root.json"
+    for axiom_id in sorted(ids):
+        receipt = published / "receipts" / f"{axiom_id}.json"
+        done = crovia(rounds["tmp"], "verify", str(receipt), "--trust-root", str(trust))
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_500_gets_the_same_webhook_id_again_and_a_410_stops_deliveries(rounds):
+    flaky = rounds["receivers"]["flaky"]
+    ids = [d.headers["webhook-id"] for d in flaky]
+    assert ids[0] == ids[2] and len(set(ids)) == len(EXPECTED) == len(ids) - 1
+    assert [p["type"] for p in payloads(flaky)][:3] == [
+        "crovia.change.new", "crovia.change.edited", "crovia.change.new"
+    ]  # fmt: skip
+    assert flaky[0].body == flaky[2].body  # the same bytes, a new timestamp
+    gone = rounds["receivers"]["gone"]
+    assert len(gone) == 1  # answered 410: nothing more was sent to it
+    status = json.loads(crovia(rounds["tmp"], "notify", "status", "--json").stdout)
+    (disabled,) = [e for e in status["endpoints"] if e["disabled"]]
+    assert disabled["url"].endswith(gone[0].path) and "410" in disabled["disabled"]
+    text = crovia(rounds["tmp"], "notify", "status").stdout
+    assert "DISABLED since" in text and "410 Gone" in text
+
+
+def test_filters_and_people(rounds):
+    edits = rounds["receivers"]["edits"]
+    assert [p["type"] for p in payloads(edits)] == ["crovia.change.edited"]
+    (person,) = rounds["receivers"]["people"]
+    message = json.loads(person.body)
+    assert "edited" in message["title"] and "not signed" in message["message"]
+    assert "webhook-signature" not in person.headers
