@@ -85,7 +85,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     require_ledger(args.ledger_dir)
     parser = BlockingParser(setting("CROVIA_PARSE_MEMORY_MB"), setting("CROVIA_PARSE_SECONDS"))
     try:
-        coverage = Coverage(args.ledger_dir, parser).read()
+        coverage = Coverage(args.ledger_dir, parser).read(args.since or "", args.until or "")
         categories = _categories(args.category, coverage.categories)
         days = list(coverage.days(categories, args.since or "", args.until or ""))
     finally:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ READ, PARTIAL_RSS, NOT_READ = RSS_STATES
 COMPLETE, PARTIAL_OAI, NOT_HARVESTED = OAI_STATES
 _BODIES = (NEW_BODY, UNCHANGED_BODY)
 Parse = Callable[..., Any]  # (body, headers, kind, options) -> ParsedFeed: the worker's
+RSS_DAYS = 7  # an RSS body announces a day at most this long before (or after) its fetch
 
 
 @dataclass
@@ -170,9 +171,13 @@ class Coverage:
         self.categories: set[str] = set()
         self.recorded: dict[str, tuple[str, dict[str, Any]]] = {}  # target -> newest record
         self.problems: list[str] = []  # bodies that could not be read, each said
+        self.window: tuple[str, str, str, str] = ("", "", "", "")  # read(): the days wanted
 
-    def read(self) -> Coverage:
-        """Read every fetch and coverage record of the ledger (one pass, without the lock)."""
+    def read(self, since: str = "", until: str = "") -> Coverage:
+        """Read every fetch and coverage record of the ledger (one pass, without the lock); with
+        `since` / `until` (dates), only the bodies that can hold those days: the RSS fetched
+        within RSS_DAYS of them, the OAI-PMH pages of their lists."""
+        self.window = (_shifted(since, -RSS_DAYS), _shifted(until, RSS_DAYS), since, until)
         path = self.ledger_dir / LEDGER_FILE
         for _, line in jsonl.iter_lines(path):
             try:
@@ -202,6 +207,10 @@ class Coverage:
             self._harvest(envelope)
         elif "kind" not in body and (category := rss_category(url)):
             self.categories.add(category)
+            fetched = str(body.get("fetched_at", ""))[:10]
+            early, late = self.window[0], self.window[1]
+            if (early and fetched < early) or (late and fetched > late):
+                return  # an RSS body announces the days just before its fetch
             if body.get("outcome") in _BODIES and body.get("body_sha256"):
                 self._rss(envelope, category)
 
@@ -243,12 +252,17 @@ class Coverage:
         axiom_id = envelope.get("axiom_id", "")
         sequence: list[tuple[str, Any]] = []
         if body.get("outcome") in _BODIES and body.get("body_sha256"):
-            sequence.append((first_url, self._page(body["body_sha256"], first_url, body)))
+            current = asked(first_url)
+            first = None
+            if self._wanted(current):
+                first = self._page(body["body_sha256"], first_url, body)
+            sequence.append((first_url, first))
             for part in body.get("parts") or ():
                 if not isinstance(part, dict) or "loop" in part:
                     continue
+                current = asked(part.get("url", "")) or current
                 page = None
-                if "error" not in part and part.get("body_sha256"):
+                if "error" not in part and part.get("body_sha256") and self._wanted(current):
                     page = self._page(part["body_sha256"], part.get("final_url", ""), part)
                 sequence.append((part.get("url", ""), page))
         elif first_url:  # a harvest that got no body asked for its first day all the same
@@ -275,6 +289,12 @@ class Coverage:
                 if meta is not None and entry.get("datestamp") == day:
                     records.append((meta["id"], entry.get("categories") or ""))
             seen.deleted.update(i for i, stamp in page.deleted if stamp == day)
+
+    def _wanted(self, listing: tuple[str, str] | None) -> bool:
+        """True when the pages of `listing` (set, day) may hold a day asked for."""
+        since, until = self.window[2], self.window[3]
+        day = listing[1] if listing else ""
+        return not ((since and day < since) or (until and day > until))
 
     def _page(self, digest: str, final_url: str, where: Mapping[str, Any]) -> Any:
         data = self._load(digest)
@@ -331,6 +351,11 @@ class Coverage:
             recorded=recorded[0] if recorded else "",
             recorded_body=recorded[1] if recorded else None,
         )
+
+
+def _shifted(day: str, days: int) -> str:
+    """`day` moved by `days` ("" stays "")."""
+    return (date.fromisoformat(day) + timedelta(days=days)).isoformat() if day else ""
 
 
 def _announced(published: str) -> str:
