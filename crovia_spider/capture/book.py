@@ -268,15 +268,16 @@ class CaptureBook:
     def plan(self, now: str, vendors: set[str] | frozenset[str]) -> dict[str, dict[str, Any]]:
         """What the book holds of each of `vendors` at `now`, for the run record: pages
         `followed`, `due_later` (their next capture ahead), `still_due` (due now: not captured
-        in this run), and `next_due`, the soonest time ahead ("" when none)."""
+        in this run), and `next_due`, the soonest time ahead ("" when none). A page is counted
+        by its plain captures' chain (a browser chain, `KEY#browser`, is the same page)."""
         moment = now[:19] + "Z"
         out = {
             vendor: {"followed": 0, "due_later": 0, "still_due": 0, "next_due": ""}
             for vendor in sorted(vendors)
         }
-        for page in self.pages.values():
+        for key, page in self.pages.items():
             counts = out.get(page.vendor)
-            if counts is None:
+            if counts is None or "#" in key:  # a page's browser chain is the same page
                 continue
             counts["followed"] += 1
             if self._is_due(page, moment):
