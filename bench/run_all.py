@@ -24,6 +24,7 @@ BENCHES = (
     "kinds_bench.py",
     "stage_bench.py",
     "capture_bench.py",
+    "browser_bench.py",
     "cluster_bench.py",
 )
 

@@ -154,13 +154,17 @@ def session_processes(token: str) -> list[int]:
 
 
 def resident_bytes(pids: list[int]) -> int:
-    """The resident memory of `pids` together (from /proc; a process gone counts 0)."""
+    """The memory `pids` hold together: each one's proportional set size (its private pages and
+    its share of the pages it shares, /proc/PID/smaps_rollup), so Chromium's processes, which
+    share most of their pages, are not counted several times over; a process gone counts 0."""
     total = 0
-    page = os.sysconf("SC_PAGE_SIZE")
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/statm", "rb") as handle:
-                total += int(handle.read().split()[1]) * page
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+                for line in handle:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
         except (OSError, ValueError, IndexError):
             continue
     return total
