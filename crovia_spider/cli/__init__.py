@@ -53,6 +53,7 @@ COMMANDS = {
     "diff": "crovia_spider.cli.capture_cmds",
     "changes": "crovia_spider.cli.changes_cmds",
     "notify": "crovia_spider.cli.notify_cmds",
+    "bundle": "crovia_spider.cli.bundle_cmds",
     "arxiv": "crovia_spider.cli.arxiv_cmds",
     "export": "crovia_spider.cli.export_cmds",
     "crawl": "crovia_spider.cli.crawl_cmds",

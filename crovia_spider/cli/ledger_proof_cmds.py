@@ -38,7 +38,14 @@ def _add_verify(subparsers: argparse._SubParsersAction) -> None:
         " error. Pin the signer with --trust-root, --pubkey or --key-id; --any-key accepts any"
         " key (exit 0, saying so).",
     )
-    parser.add_argument("receipt", help="receipt JSON file, or - for stdin")
+    parser.add_argument("receipt", nargs="?", help="receipt JSON file, or - for stdin")
+    parser.add_argument(
+        "--bundle",
+        metavar="ZIP",
+        type=Path,
+        help="check an evidence bundle (crovia bundle) whole, from the zip alone, instead of one"
+        " receipt: exit 1 names the first file that fails",
+    )
     pin = parser.add_mutually_exclusive_group()
     pin.add_argument("--pubkey", metavar="HEX", help="the trusted signer's public key (64 hex)")
     pin.add_argument("--key-id", metavar="ID", help="the trusted signer's key_id (16 hex)")
@@ -107,6 +114,8 @@ def _add_prove(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if args.bundle is not None or args.receipt is None:
+        return _verify_bundle(args)
     from ledger.exceptions import VerificationError
     from ledger.keys import parse_pin, parse_trust_root
     from ledger.receipt import verify_receipt_bytes
@@ -144,6 +153,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_OK
     _print_verdict(verdict, chain_source)
     return EXIT_OK
+
+
+def _verify_bundle(args: argparse.Namespace) -> int:
+    """`verify --bundle ZIP` (crovia_spider/cli/bundle_cmds.py); a receipt beside it is a usage
+    error, and so is neither."""
+    from crovia_spider.cli.bundle_cmds import cmd_verify_bundle
+    from ledger.exceptions import LedgerError
+    from ledger.keys import parse_pin
+
+    if args.bundle is None or args.receipt is not None:
+        raise LedgerError("give a RECEIPT or --bundle ZIP: one of them")
+    parse_pin(args.pubkey, args.key_id)
+    return cmd_verify_bundle(args)
 
 
 def _print_verdict(verdict: object, chain_source: list[str] | None) -> None:

@@ -352,3 +352,57 @@ def test_filters_and_people(rounds):
     message = json.loads(person.body)
     assert "edited" in message["title"] and "not signed" in message["message"]
     assert "webhook-signature" not in person.headers
+
+
+def rezip(source: Path, target: Path, name: str) -> None:
+    """`source` with one byte of its file `name` changed, written to `target`."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            data = bytearray(old.read(info))
+            if info.filename == name:
+                data[len(data) // 2] ^= 0x01
+            new.writestr(info, bytes(data))
+
+
+def test_a_bundle_of_the_edit_verifies_offline_and_names_a_changed_byte(rounds, tmp_path):
+    import zipfile
+
+    (edited,) = [e for e in changes(rounds["tmp"]) if e["kind"] == "edited"]
+    ids = [r["axiom_id"] for r in edited["records"]]
+    made = crovia(rounds["tmp"], "bundle", *ids, "--out", str(rounds["tmp"] / "case.zip"))
+    assert made.returncode == 0, made.stderr
+    alone = tmp_path / "elsewhere"  # no ledger, no key, no config: the zip alone
+    alone.mkdir()
+    case = alone / "case.zip"
+    case.write_bytes((rounds["tmp"] / "case.zip").read_bytes())
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(alone),
+        "CROVIA_LEDGER_DIR": str(alone / "no-ledger"),
+    }
+
+    def check(path: Path, *pin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "crovia"), "verify", "--bundle", str(path), "--json", *pin],
+            cwd=alone, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    done = check(case)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["receipts"] == 3  # two captures and the page's item
+    with zipfile.ZipFile(case) as archive:
+        names = archive.namelist()
+        assert {"summary.html", "trust_root.json", "rotations.json"} <= set(names)
+        texts = [archive.read(n) for n in names if n.startswith("bodies/")]
+    assert any(OLD_SENTENCE.encode() in t for t in texts)
+    assert any(NEW_SENTENCE.encode() in t for t in texts)
+    for name in names:
+        broken = alone / "broken.zip"
+        rezip(case, broken, name)
+        failed = check(broken)
+        assert failed.returncode == 1, (name, failed.stdout)
+        assert json.loads(failed.stdout)["file"] == name, (name, failed.stdout)
+    other = crovia(rounds["tmp"], "verify", "--bundle", str(case), "--pubkey", "00" * 32)
+    assert other.returncode != 0  # the key you pin, not the bundle's word

@@ -1,0 +1,360 @@
+"""`crovia bundle`: an evidence bundle per incident, checked whole offline by `crovia verify
+--bundle` (docs/watching.md, "Evidence bundles").
+
+`crovia bundle AXIOM_ID... --out case.zip` writes one zip holding, for the records named and the
+records they involve (a capture's item; an item's captures of its page):
+- `receipts/<axiom_id>.json`: each record's receipt (crovia.axiom_proof.v1, as `crovia prove`);
+- `bodies/<sha256>`: every kept blob the records name (page bodies, request and response heads,
+  main texts, feed bodies), the exact bytes their digests sign;
+- `trust_root.json` (the key, its signed rotations, the TSA roots of $CROVIA_TSA_ROOTS) and
+  `rotations.json`;
+- `summary.html`: one page for people, what was seen when, each claim beside the record that
+  proves it and how to check it, every string from a page escaped, no script;
+- `manifest.json`: what the bundle holds, and the sha256 of every other file; `manifest.sha256`
+  the sha256 of the manifest.
+`crovia verify --bundle case.zip` checks it from the zip alone, nothing else read: each blob
+against its name, each receipt pinned to the bundle's trust root, each blob a record names
+present, the summary as the evidence says it, every file against the manifest; the first file
+that fails is named (exit 1). Pin the key you trust with --pubkey (or --key-id) beside it: the
+trust root inside a bundle is the bundle maker's word.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from crovia_spider.cli.ledger_args import ledger_dir, print_json, printable, require_ledger
+
+SCHEMA = "crovia.bundle.v1"
+MANIFEST = "manifest.json"
+MANIFEST_DIGEST = "manifest.sha256"
+MAX_ENTRIES = 10_000
+MAX_FILE = 64 << 20  # bytes of one file of a bundle, uncompressed
+MAX_TOTAL = 1 << 30  # and of all of them
+_NAME = re.compile(
+    r"manifest\.json|manifest\.sha256|summary\.html|trust_root\.json|rotations\.json|"
+    r"receipts/axm_[0-9a-f]{64}\.json|bodies/[0-9a-f]{64}"
+)
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's time: the same case makes the same zip
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `bundle`."""
+    parser = subparsers.add_parser(
+        "bundle",
+        help="one zip of an incident's records, receipts, kept bodies and trust root",
+        description="Write the receipts of AXIOM_IDs and of the records they involve (a"
+        " capture's item, an item's captures), every kept body, head and text they name, the"
+        " trust root with its rotations, a one-page summary and a manifest, into one zip that"
+        " `crovia verify --bundle` checks offline from the zip alone.",
+    )
+    parser.add_argument("axiom_ids", nargs="+", metavar="AXIOM_ID")
+    parser.add_argument("--out", type=Path, required=True, help="the zip to write")
+    ledger_dir(parser)
+    parser.set_defaults(handler=cmd_bundle)
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    require_ledger(args.ledger_dir)
+    files = build(args.ledger_dir, args.axiom_ids)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            archive.writestr(zipfile.ZipInfo(name, _EPOCH), files[name], zipfile.ZIP_DEFLATED)
+    args.out.write_bytes(buffer.getvalue())
+    receipts = sum(1 for name in files if name.startswith("receipts/"))
+    bodies = sum(1 for name in files if name.startswith("bodies/"))
+    print(f"{args.out}: {receipts} receipts, {bodies} kept bodies, trust root, summary")
+    print(f"check it anywhere: crovia verify --bundle {args.out}")
+    return 0
+
+
+def build(directory: Path, axiom_ids: list[str]) -> dict[str, bytes]:
+    """The files of the bundle of `axiom_ids` (module docstring), by name."""
+    from crovia_spider.config.trust_roots import trust_root, trust_root_text
+    from ledger import jsonl
+    from ledger.canonical import canonical_json
+    from ledger.store import ROTATIONS_FILE, BodyStore, Ledger, page_history
+
+    files: dict[str, bytes] = {}
+    with Ledger.open(directory) as reader:
+        chosen = _involved(reader, axiom_ids, page_history, directory)
+        receipts = {axiom_id: reader.receipt(axiom_id) for axiom_id in chosen}
+        seal = reader.last_seal() or {}
+    store = BodyStore(directory)
+    for axiom_id, receipt in receipts.items():
+        files[f"receipts/{axiom_id}.json"] = canonical_json(receipt)
+        for digest in blobs_of(receipt["envelope"]):
+            files[f"bodies/{digest}"] = store.get(digest)
+    rotations = [json.loads(line) for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
+    public = rotations[-1]["new_public_key_hex"] if rotations else seal["public_key_hex"]
+    files["trust_root.json"] = trust_root_text(
+        trust_root(bytes.fromhex(public), None, rotations)
+    ).encode()
+    files["rotations.json"] = (json.dumps(rotations, indent=2, sort_keys=True) + "\n").encode()
+    files["summary.html"] = summary(receipts)
+    files[MANIFEST] = manifest(axiom_ids, receipts, files)
+    files[MANIFEST_DIGEST] = (hashlib.sha256(files[MANIFEST]).hexdigest() + "\n").encode()
+    return files
+
+
+def _involved(reader: Any, axiom_ids: list[str], page_history: Any, directory: Path) -> list[str]:
+    """`axiom_ids` and the records they involve, in leaf order: a capture's item, an item's
+    page captures (UnknownAxiom for an id the ledger does not hold)."""
+    found: dict[str, int] = {}
+    for axiom_id in axiom_ids:
+        envelope = reader.envelope_of(axiom_id)
+        found[axiom_id] = 0
+        item = envelope
+        if envelope.get("axiom_type") == "AX.CAPTURE":
+            item = reader.envelope_of(envelope["body"]["item"])
+            found[item["axiom_id"]] = 0
+        if item.get("axiom_type") == "AX.OBS" and axiom_id == item.get("axiom_id"):
+            identity = (item.get("object") or {}).get("identity")
+            if isinstance(identity, dict):
+                for capture in page_history(directory, identity).captures:
+                    found[capture.axiom_id] = capture.leaf_index
+    return list(found)
+
+
+def blobs_of(envelope: dict[str, Any]) -> list[str]:
+    """The digests of the kept blobs a record names: a capture's body, heads and main text, an
+    item's feed body, a fetch record's body."""
+    body = envelope.get("body") or {}
+    out: list[str] = []
+    if envelope.get("axiom_type") == "AX.CAPTURE":
+        out += [
+            body[k]
+            for k in ("body_sha256", "request_head_sha256", "response_head_sha256")
+            if k in body
+        ]
+        if isinstance(body.get("text"), dict):
+            out.append(body["text"]["sha256"])
+    elif envelope.get("axiom_type") == "AX.FETCH" and body.get("body_sha256"):
+        out.append(body["body_sha256"])
+    else:
+        fetch = (envelope.get("object") or {}).get("fetch") or {}
+        if fetch.get("body_sha256"):
+            out.append(fetch["body_sha256"])
+    return [d for d in out if isinstance(d, str) and re.fullmatch(r"[0-9a-f]{64}", d)]
+
+
+def summary(receipts: dict[str, dict[str, Any]]) -> bytes:
+    """The one page for people: each record, oldest first, what it says beside its receipt and
+    its kept files, and how to check the bundle. Made only of the receipts: `verify --bundle`
+    makes it again and compares."""
+    e = html.escape
+    rows = []
+    ordered = sorted(receipts.values(), key=lambda r: r["ledger"]["leaf_index"])
+    for receipt in ordered:
+        envelope = receipt["envelope"]
+        body = envelope.get("body") or {}
+        when = (
+            body.get("captured_at")
+            or body.get("fetched_at")
+            or envelope["subject"].get("observed_at", "")
+        )
+        if envelope["axiom_type"] == "AX.CAPTURE":
+            status = body.get("status", "-")
+            what = f"capture of {body.get('url')}: {body.get('outcome')}, HTTP {status}"
+        elif envelope["axiom_type"] == "AX.FETCH":
+            what = f"fetch of {body.get('feed_url')}: {body.get('outcome')}"
+        else:
+            what = (
+                f"item {body.get('title')!s} ({(body.get('spider_record') or {}).get('url', '')})"
+            )
+        kept = ", ".join(f"bodies/{d}" for d in blobs_of(envelope)) or "none"
+        rows.append(
+            f"<tr><td>{e(str(when))}</td><td>{e(envelope['axiom_type'])}</td><td>{e(what)}</td>"
+            f"<td>receipts/{e(envelope['axiom_id'])}.json (leaf"
+            f" {receipt['ledger']['leaf_index']})</td><td>{e(kept)}</td></tr>"
+        )
+    page = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\';'
+        " style-src 'unsafe-inline'\"><title>Evidence bundle</title>"
+        "<style>body{font:15px/1.4 system-ui,sans-serif;margin:1.5em}td{border-top:1px solid #ccc;"
+        "padding:4px 8px;vertical-align:top;word-break:break-all}</style></head><body>"
+        "<h1>Evidence bundle</h1><p>What was seen when, each claim beside the signed record that"
+        " proves it. Check it with nothing but this zip: <code>crovia verify --bundle"
+        " FILE.zip --pubkey HEX</code> (the key you trust), or open each receipt in the verifier"
+        " page.</p><table><tr><th>when</th><th>record</th><th>what it says</th><th>proof</th>"
+        f"<th>kept files</th></tr>{''.join(rows)}</table></body></html>\n"
+    )
+    return page.encode("utf-8", "replace")
+
+
+def manifest(requested: list[str], receipts: dict[str, Any], files: dict[str, bytes]) -> bytes:
+    records = [
+        {
+            "axiom_id": axiom_id,
+            "axiom_type": receipt["envelope"]["axiom_type"],
+            "leaf_index": receipt["ledger"]["leaf_index"],
+            "receipt": f"receipts/{axiom_id}.json",
+            "bodies": [f"bodies/{d}" for d in blobs_of(receipt["envelope"])],
+        }
+        for axiom_id, receipt in sorted(
+            receipts.items(), key=lambda kv: kv[1]["ledger"]["leaf_index"]
+        )
+    ]
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
+    document = {"schema": SCHEMA, "requested": requested, "records": records, "files": digests}
+    return (json.dumps(document, indent=1, sort_keys=True) + "\n").encode()
+
+
+class BundleInvalid(Exception):
+    """A bundle that does not hold: `file` names the file, the message says why."""
+
+    def __init__(self, file: str, why: str) -> None:
+        super().__init__(f"{file}: {why}")
+        self.file = file
+
+
+def read_bundle(path: Path) -> dict[str, bytes]:
+    """The files of the zip at `path`, read within bounds; BundleInvalid for a name outside the
+    layout, too many entries, a file too large, or a zip that cannot be read."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise BundleInvalid(str(path), f"not a zip that can be read ({exc})") from None
+    files: dict[str, bytes] = {}
+    total = 0
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > MAX_ENTRIES:
+            raise BundleInvalid(str(path), f"{len(infos)} entries, more than {MAX_ENTRIES}")
+        for info in infos:
+            if not _NAME.fullmatch(info.filename) or info.filename in files:
+                raise BundleInvalid(info.filename, "not a file a bundle holds (or twice)")
+            if info.file_size > MAX_FILE or total + info.file_size > MAX_TOTAL:
+                raise BundleInvalid(info.filename, "larger than a bundle's files may be")
+            try:
+                with archive.open(info) as member:
+                    data = member.read(MAX_FILE + 1)
+            except (OSError, zipfile.BadZipFile, EOFError) as exc:
+                raise BundleInvalid(info.filename, f"cannot be read from the zip ({exc})") from None
+            if len(data) > MAX_FILE:
+                raise BundleInvalid(info.filename, "larger than a bundle's files may be")
+            total += len(data)
+            files[info.filename] = data
+    return files
+
+
+def verify_bundle(path: Path, pubkey: str | None, key_id: str | None) -> dict[str, Any]:
+    """Check the bundle at `path` whole (module docstring); BundleInvalid naming the first file
+    that fails. Returns what it vouches for.
+
+    The manifest is checked first against `manifest.sha256`, then every other file against the
+    manifest, so one changed byte anywhere names its file; then what the files say is checked
+    for itself: each blob against its name, each receipt pinned, each blob a record names
+    present, the summary as the records say it."""
+    from ledger.exceptions import LedgerError, VerificationError
+    from ledger.keys import parse_trust_root
+    from ledger.receipt import verify_receipt_bytes
+
+    files = read_bundle(path)
+    listed = _checked_manifest(files)
+    for name, data in sorted(files.items()):
+        if name in (MANIFEST, MANIFEST_DIGEST):
+            continue
+        if name not in listed:
+            raise BundleInvalid(name, "not listed in manifest.json")
+        if listed[name] != hashlib.sha256(data).hexdigest():
+            raise BundleInvalid(name, "its bytes are not the ones manifest.json lists")
+    for name in listed:
+        if name not in files:
+            raise BundleInvalid(name, "listed in manifest.json but missing")
+    for name in ("trust_root.json", "rotations.json", "summary.html"):
+        if name not in files:
+            raise BundleInvalid(name, "missing")
+    for name, data in files.items():
+        if name.startswith("bodies/") and hashlib.sha256(data).hexdigest() != name[7:]:
+            raise BundleInvalid(name, "holds other bytes than its digest names")
+    try:
+        trust = parse_trust_root(files["trust_root.json"], "trust_root.json")
+    except LedgerError as exc:
+        raise BundleInvalid("trust_root.json", str(exc)) from None
+    try:
+        rotations = json.loads(files["rotations.json"])
+    except ValueError as exc:
+        raise BundleInvalid("rotations.json", f"not JSON ({exc})") from None
+    receipts: dict[str, Any] = {}
+    for name, data in sorted(files.items()):
+        if not name.startswith("receipts/"):
+            continue
+        try:
+            verdict = verify_receipt_bytes(
+                data, pubkey_hex=pubkey, key_id=key_id, trust_root=trust, known_rotations=rotations
+            )
+        except VerificationError as exc:
+            raise BundleInvalid(name, f"invalid receipt: {exc}") from None
+        if verdict.verdict != "valid" or f"receipts/{verdict.axiom_id}.json" != name:
+            raise BundleInvalid(name, f"not valid under the pinned key ({verdict.verdict})")
+        receipts[verdict.axiom_id] = json.loads(data)
+    if not receipts:
+        raise BundleInvalid("receipts/", "no receipt")
+    for axiom_id, receipt in receipts.items():
+        for digest in blobs_of(receipt["envelope"]):
+            if f"bodies/{digest}" not in files:
+                raise BundleInvalid(f"bodies/{digest}", f"missing (named by {axiom_id})")
+    if files["summary.html"] != summary(receipts):
+        raise BundleInvalid("summary.html", "is not what the records say")
+    return {"receipts": len(receipts), "files": len(files), "key": trust.public_key_hex}
+
+
+def _checked_manifest(files: dict[str, bytes]) -> dict[str, str]:
+    """The manifest's file digests, once manifest.json is the file manifest.sha256 names (the
+    one of the two that changed is named)."""
+    for name in (MANIFEST, MANIFEST_DIGEST):
+        if name not in files:
+            raise BundleInvalid(name, "missing")
+    digest = files[MANIFEST_DIGEST].decode("ascii", "replace").strip()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise BundleInvalid(MANIFEST_DIGEST, "is not a sha256 (64 lowercase hex)")
+    try:
+        listed = json.loads(files[MANIFEST])["files"]
+        if not isinstance(listed, dict):
+            raise TypeError("files is not an object")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BundleInvalid(MANIFEST, f"not a bundle manifest ({exc})") from None
+    if hashlib.sha256(files[MANIFEST]).hexdigest() != digest:
+        agrees = all(
+            listed.get(name) == hashlib.sha256(data).hexdigest()
+            for name, data in files.items()
+            if name not in (MANIFEST, MANIFEST_DIGEST)
+        )
+        raise BundleInvalid(
+            MANIFEST_DIGEST if agrees else MANIFEST, "manifest.json is not the file it names"
+        )
+    return listed
+
+
+def cmd_verify_bundle(args: argparse.Namespace) -> int:
+    """`crovia verify --bundle ZIP`: exit 0 valid, 1 naming the file that fails."""
+    from crovia_spider.cli import EXIT_CHECK_FAILED
+
+    try:
+        found = verify_bundle(args.bundle, args.pubkey, args.key_id)
+    except BundleInvalid as exc:
+        if args.json:
+            print_json({"ok": False, "exit_code": 1, "error": "check_failed", "file": exc.file,
+                        "message": str(exc)})  # fmt: skip
+        else:
+            print(f"INVALID bundle: {printable(str(exc))}")
+        return EXIT_CHECK_FAILED
+    if args.json:
+        print_json({"ok": True, "verdict": "valid", **found})
+    else:
+        print(
+            f"OK: bundle {args.bundle} valid: {found['receipts']} receipts, {found['files']}"
+            f" files, each checked; signed by {found['key']}"
+        )
+    return 0
