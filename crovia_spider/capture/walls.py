@@ -20,6 +20,7 @@ from collections.abc import Mapping
 
 WALL_STATUSES = (403, 429, 503)
 WALL_BYTES = 256 * 1024
+TITLE_CHARS = 200
 # Titles walls use, lower case, whitespace collapsed; a title starting with one of them counts.
 WALL_TITLES = (
     "just a moment",
@@ -64,7 +65,7 @@ def wall_evidence(status: int, headers: Mapping[str, str], body: bytes) -> list[
     page = []
     title = page_title(head)
     if title and title.lower().startswith(WALL_TITLES):
-        page.append(f"title {title!r}")
+        page.append(f"title '{title}'")
     lowered = head.lower()
     named = {name for marker, name in WALL_MARKERS if marker.encode() in lowered}
     page.extend(f"the page loads {name}" for name in sorted(named))
@@ -74,9 +75,12 @@ def wall_evidence(status: int, headers: Mapping[str, str], body: bytes) -> list[
 
 
 def page_title(head: bytes) -> str:
-    """The first <title>'s text, whitespace collapsed, at most 200 characters ("" if none)."""
+    """The first <title>'s text as one printable line: a character that is not printable (a
+    control, a NUL a hostile page sends) is a space, whitespace collapsed; at most TITLE_CHARS
+    characters ("" if none). It is signed as evidence and shown by every verifier."""
     match = _TITLE.search(head)
     if match is None:
         return ""
     text = match.group(1).decode("utf-8", "replace")
-    return " ".join(text.split())[:200]
+    printable = "".join(ch if ch.isprintable() else " " for ch in text)
+    return " ".join(printable.split())[:TITLE_CHARS]

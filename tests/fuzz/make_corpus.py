@@ -59,6 +59,7 @@ def main() -> None:
         _sitemaps()
         _oaipmh()
         _page_texts()
+        _browser_evidence()
         _results()
         _receipts(receipts)
         _tiles(pub)
@@ -340,6 +341,48 @@ def _page_texts() -> None:
             _write("page_text", f"{pad}_{name}", body + b" " * pad)
         typed = content_type.encode("latin-1") + b"\n" + body
         _write("page_text", f"typed_{name}", typed + b" " * (-(len(typed) + 1) % 7))
+
+
+def _browser_evidence() -> None:
+    """Main documents as `wall_evidence` reads them (a header line, then the page): walls of
+    Cloudflare, reCAPTCHA, DataDome, an ordinary refusal and an article; and manifests of a
+    browser capture's exchanges, one whole, one cut short, one of the wrong shape."""
+    from tests.capture.browser_site import page
+
+    pages = {
+        "cloudflare": b"cf-mitigated: challenge; content-type: text/html\n<!DOCTYPE html><html>"
+        b"<head>"
+        b"<title>Just a moment...</title></head><body><script src='/cdn-cgi/challenge-platform/h/g/"
+        b"orchestrate/chl_page/v1'></script></body></html>",
+        "recaptcha": b"retry-after: 60\n<html><head><title>Are you a robot?</title></head><body>"
+        b"<div class='g-recaptcha' data-sitekey='x'></div></body></html>",
+        "datadome": b"server: nginx\n<html><body><iframe src='https://geo.captcha-delivery.com/c'>"
+        b"</iframe></body></html>",
+        "refusal": b"content-type: text/plain\nForbidden",
+        "article": b"content-type: text/html; charset=utf-8\n" + page("Launch"),
+    }
+    manifest = {
+        "schema": "crovia.browser_exchanges.v1",
+        "page": "https://lab.example.org/news/launch",
+        "exchanges": [
+            {"url": "https://lab.example.org/news/launch", "method": "GET", "status": 200,
+             "body_sha256": "a" * 64, "response_head_sha256": "b" * 64, "navigation": True},
+            {"url": "https://lab.example.org/app.js", "method": "GET", "status": 200,
+             "body_sha256": "c" * 64, "response_head_sha256": "d" * 64},
+            {"url": "http://10.0.0.7/x", "method": "GET", "refused": "a private address"},
+        ],
+    }  # fmt: skip
+    whole = json.dumps(manifest).encode()
+    manifests = {
+        "manifest": whole,
+        "manifest_cut": whole[:150],
+        "manifest_list": b'{"exchanges": 1}',
+    }
+    for pad in range(6):  # each page at each of the six statuses the harness picks by length
+        for name, data in pages.items():
+            _write("browser_evidence", f"{pad}_{name}", data + b" " * pad)
+    for name, data in manifests.items():
+        _write("browser_evidence", name, data)
 
 
 def _receipts(receipts: list[bytes]) -> None:

@@ -52,6 +52,7 @@ HARNESSES = (
     Harness("oaipmh", 16_384),
     Harness("listing", 16_384),
     Harness("page_text", 16_384),
+    Harness("browser_evidence", 16_384),
     Harness("result", 65_536),
     Harness("receipt", 32_768),
     Harness("note", 4_096),
@@ -60,6 +61,7 @@ HARNESSES = (
     Harness("ots_reply", 16_384),
     Harness("tsa", 8_192),
     Harness("witness", 4_096),
+    Harness("bundle", 32_768),
 )
 
 
