@@ -27,7 +27,9 @@ import html
 import io
 import json
 import re
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -218,13 +220,23 @@ class BundleInvalid(Exception):
         self.file = file
 
 
-def read_bundle(path: Path) -> dict[str, bytes]:
-    """The files of the zip at `path`, read within bounds; BundleInvalid for a name outside the
-    layout, too many entries, a file too large, or a zip that cannot be read."""
+# What zipfile raises for a damaged or hostile archive (a bad header, a method it lacks, an
+# encrypted member, a stream that ends or inflates wrong).
+_ZIP_ERRORS = (
+    OSError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, ValueError,
+    EOFError, struct.error, OverflowError, UnicodeDecodeError,
+)  # fmt: skip
+
+
+def read_bundle(path: Path | bytes) -> dict[str, bytes]:
+    """The files of the zip at `path` (or in these bytes), read within bounds; BundleInvalid
+    for a name outside the layout, too many entries, a file too large, or a zip that cannot be
+    read."""
+    where = "the zip" if isinstance(path, bytes) else str(path)
     try:
-        archive = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise BundleInvalid(str(path), f"not a zip that can be read ({exc})") from None
+        archive = zipfile.ZipFile(io.BytesIO(path) if isinstance(path, bytes) else path)
+    except _ZIP_ERRORS as exc:
+        raise BundleInvalid(where, f"not a zip that can be read ({exc})") from None
     files: dict[str, bytes] = {}
     total = 0
     with archive:
@@ -239,7 +251,7 @@ def read_bundle(path: Path) -> dict[str, bytes]:
             try:
                 with archive.open(info) as member:
                     data = member.read(MAX_FILE + 1)
-            except (OSError, zipfile.BadZipFile, EOFError) as exc:
+            except _ZIP_ERRORS as exc:
                 raise BundleInvalid(info.filename, f"cannot be read from the zip ({exc})") from None
             if len(data) > MAX_FILE:
                 raise BundleInvalid(info.filename, "larger than a bundle's files may be")
@@ -248,7 +260,7 @@ def read_bundle(path: Path) -> dict[str, bytes]:
     return files
 
 
-def verify_bundle(path: Path, pubkey: str | None, key_id: str | None) -> dict[str, Any]:
+def verify_bundle(path: Path | bytes, pubkey: str | None, key_id: str | None) -> dict[str, Any]:
     """Check the bundle at `path` whole (module docstring); BundleInvalid naming the first file
     that fails. Returns what it vouches for.
 
@@ -284,8 +296,10 @@ def verify_bundle(path: Path, pubkey: str | None, key_id: str | None) -> dict[st
         raise BundleInvalid("trust_root.json", str(exc)) from None
     try:
         rotations = json.loads(files["rotations.json"])
-    except ValueError as exc:
-        raise BundleInvalid("rotations.json", f"not JSON ({exc})") from None
+        if not isinstance(rotations, list) or not all(isinstance(r, dict) for r in rotations):
+            raise ValueError("not a list of rotation records")
+    except (ValueError, RecursionError) as exc:
+        raise BundleInvalid("rotations.json", f"not JSON rotations ({exc})") from None
     receipts: dict[str, Any] = {}
     for name, data in sorted(files.items()):
         if not name.startswith("receipts/"):
@@ -323,7 +337,7 @@ def _checked_manifest(files: dict[str, bytes]) -> dict[str, str]:
         listed = json.loads(files[MANIFEST])["files"]
         if not isinstance(listed, dict):
             raise TypeError("files is not an object")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise BundleInvalid(MANIFEST, f"not a bundle manifest ({exc})") from None
     if hashlib.sha256(files[MANIFEST]).hexdigest() != digest:
         agrees = all(

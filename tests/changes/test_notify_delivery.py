@@ -5,6 +5,7 @@ nothing and sends nothing under another id (Standard Webhooks; docs/watching.md)
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from standardwebhooks import Webhook
 
 from crovia_spider.notify.keys import public_key_text, signature_header, signed_content
@@ -130,3 +133,42 @@ def test_a_crawl_killed_while_delivering_loses_nothing(tmp_path):
     ).stdout.strip()  # fmt: skip
     for delivery in hook.deliveries:
         verify(delivery, whpk, now=delivery.at)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('[[webhooks]]\nurl = "ftp://x.example/"\n', "absolute http"),
+        ('[[webhooks]]\nurl = "https://x.example/"\nevents = ["edit"]\n', "no event kind"),
+        ('[[webhooks]]\nurl = "https://x.example/"\nvendors = ["A B"]\n', "vendor ids"),
+        ('[[webhooks]]\nurl = "https://x.example/"\nsecret = "s"\n', "unknown key"),
+        ('apprise = ["not a url"]\n', "not an Apprise URL"),
+        ('allow_private = ["127.0.0.1:x"]\n', "HOST or HOST:PORT"),
+        ("webhook = []\n", "unknown key"),
+    ],
+)
+def test_a_bad_notify_config_is_refused_naming_file_and_reason(tmp_path, text, reason):
+    from crovia_spider.exceptions import ConfigError
+    from crovia_spider.notify.config import load_notify
+
+    path = tmp_path / "notify.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=reason) as raised:
+        load_notify(path)
+    assert str(path) in str(raised.value)
+
+
+@given(st.binary(max_size=4096))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_are_a_notify_config_or_a_config_error(data):
+    import tempfile
+    from pathlib import Path
+
+    from crovia_spider.exceptions import ConfigError
+    from crovia_spider.notify.config import NotifyConfig, load_notify
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "notify.toml"
+        path.write_bytes(data)
+        with contextlib.suppress(ConfigError):
+            assert isinstance(load_notify(path), NotifyConfig)
