@@ -63,6 +63,8 @@ def test_the_cron_examples_cover_every_kind_of_job_at_the_schedules_minute():
                 command = " ".join([".venv/bin/crovia stamp", *job.get("args", [])])
             elif job.get("publish"):
                 command = ".venv/bin/crovia publish"
+            elif job.get("coverage"):
+                command = ".venv/bin/crovia arxiv coverage --record"
             else:
                 continue
             times = [x[:5] for x in lines if command in " ".join(x)]

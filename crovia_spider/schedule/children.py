@@ -14,11 +14,12 @@ import shlex
 import subprocess
 import sys
 import time
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import env_default
-from crovia_spider.schedule.config import Job
+from crovia_spider.schedule.config import COVERAGE_DAYS, Job
 from crovia_spider.suggest import did_you_mean
 
 # A different crawl entry point (another venv, a wrapper, a test's stand-in); see options.py.
@@ -38,12 +39,17 @@ def crawl_command() -> list[str]:
     return shlex.split(override) if override else [sys.executable, "-m", "scrapy"]
 
 
-def job_command(job: Job, crawl_prefix: list[str]) -> list[str]:
-    """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...`, `crovia seal` or
-    `crovia stamp [--upgrade]` or `crovia publish`.
+def job_command(job: Job, crawl_prefix: list[str], today: date | None = None) -> list[str]:
+    """argv of the child for `job`: `<crawl_prefix> crawl SPIDER ARGS...`, `crovia seal`,
+    `crovia stamp [--upgrade]`, `crovia publish` or `crovia arxiv coverage --record --from D`
+    (D: COVERAGE_DAYS before `today`, the UTC date of the run unless given).
     """
     if job.publish:
         return [sys.executable, "-m", "crovia_spider", "publish"]
+    if job.coverage:
+        first = (today or datetime.now(UTC).date()) - timedelta(days=COVERAGE_DAYS)
+        return [sys.executable, "-m", "crovia_spider", "arxiv", "coverage", "--record",
+                "--from", first.isoformat()]  # fmt: skip
     if job.is_seal:
         return [sys.executable, "-m", "crovia_spider", "seal"]
     if job.stamp:

@@ -1,10 +1,12 @@
 """The jobs of `crovia schedule`, read from config/schedule.toml and validated before anything runs.
 
 A job is a crawl (`spider = "NAME"`, optional `args`), a seal (`seal = true`), a stamping run
-(`stamp = true`, optional `args = ["--upgrade"]`: `crovia stamp`, docs/stamps.md) or a publish
-(`publish = true`: `crovia publish` into $CROVIA_PUBLISH_DIR, left out when that is unset), fired
-by `cron` (5-field crontab, UTC unless `timezone`) or `every` (a duration such as "15m"), with
-optional `jitter` seconds. Any mistake raises ConfigError naming the file, the job and the fault.
+(`stamp = true`, optional `args = ["--upgrade"]`: `crovia stamp`, docs/stamps.md), a publish
+(`publish = true`: `crovia publish` into $CROVIA_PUBLISH_DIR, left out when that is unset) or
+arXiv's signed completeness statement (`coverage = true`: `crovia arxiv coverage --record` over
+the last COVERAGE_DAYS days, docs/spider.md "arXiv, complete"), fired by `cron` (5-field crontab,
+UTC unless `timezone`) or `every` (a duration such as "15m"), with optional `jitter` seconds.
+Any mistake raises ConfigError naming the file, the job and the fault.
 """
 
 from __future__ import annotations
@@ -28,9 +30,28 @@ from crovia_spider.schedule.triggers import (
 
 MAX_JITTER = 86400
 JOB_KEYS = frozenset(
-    {"name", "spider", "args", "seal", "stamp", "publish", "cron", "every", "timezone", "jitter"}
+    {
+        "name",
+        "spider",
+        "args",
+        "seal",
+        "stamp",
+        "publish",
+        "coverage",
+        "cron",
+        "every",
+        "timezone",
+        "jitter",
+    }
 )
 STAMP_ARGS = ((), ("--upgrade",))
+# A coverage job records the days of this window, oldest first (`--from` today minus this, UTC):
+# a day's statement changes only when a crawl reads the day again, which the daily arXiv job does
+# for the days its harvest overlaps; reading the whole ledger at every run would cost more each
+# day (the window reads only the bodies that can hold its days). A scheduler stopped longer than
+# this leaves the days before the window to `crovia arxiv coverage --record --from D` by hand.
+COVERAGE_DAYS = 14
+KINDS = "a job is one of 'spider', 'seal', 'stamp', 'publish' or 'coverage'"
 # Names become APScheduler job ids and log fields; spider names are Scrapy's own rule.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _SPIDER = re.compile(r"[A-Za-z0-9_-]+")
@@ -48,16 +69,19 @@ class Job:
     jitter: int | None = None
     stamp: bool = False
     publish: bool = False
+    coverage: bool = False
 
     @property
     def is_seal(self) -> bool:
-        return self.spider is None and not self.stamp and not self.publish
+        return self.spider is None and not (self.stamp or self.publish or self.coverage)
 
     @property
     def action(self) -> str:
         """What the job runs, as an operator would type it."""
         if self.publish:
             return "crovia publish"
+        if self.coverage:
+            return f"crovia arxiv coverage --record --from <{COVERAGE_DAYS} days ago>"
         if self.is_seal:
             return "crovia seal"
         if self.stamp:
@@ -118,14 +142,15 @@ def parse_job(entry: Any) -> Job:
     name = entry.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError("'name' must be a string of letters, digits, '_', '.', '-'")
+    coverage = _parse_coverage(entry)
     stamp = _parse_stamp(entry)
     publish = _parse_publish(entry)
     if stamp and publish:
-        raise ValueError("a job is one of 'spider', 'seal', 'stamp' or 'publish'")
+        raise ValueError(KINDS)
     if stamp:
         spider, args = None, tuple(entry.get("args", ()))
     else:
-        spider, args = (None, ()) if publish else _parse_action(entry)
+        spider, args = (None, ()) if publish or coverage else _parse_action(entry)
     jitter = _parse_jitter(entry.get("jitter"))
     trigger, when = _parse_trigger(entry, jitter)
     return Job(
@@ -137,6 +162,7 @@ def parse_job(entry: Any) -> Job:
         jitter=jitter,
         stamp=stamp,
         publish=publish,
+        coverage=coverage,
     )
 
 
@@ -149,6 +175,19 @@ def _parse_stamp(entry: dict[str, Any]) -> bool:
         raise ValueError("'stamp' must be true, without 'spider' or 'seal'")
     if tuple(entry.get("args", ())) not in STAMP_ARGS:
         raise ValueError("a stamp job's 'args' is [] or [\"--upgrade\"]")
+    return True
+
+
+def _parse_coverage(entry: dict[str, Any]) -> bool:
+    """True for a coverage job (`coverage = true` and nothing of another kind, no `args`)."""
+    if "coverage" not in entry:
+        return False
+    if entry["coverage"] is not True:
+        raise ValueError("'coverage' must be true (leave it out for a crawl or a seal)")
+    if {"spider", "seal", "stamp", "publish"} & entry.keys():
+        raise ValueError(KINDS)
+    if "args" in entry:
+        raise ValueError("a coverage job has no 'args' (it records the last days, every category)")
     return True
 
 
@@ -168,7 +207,8 @@ def _parse_action(entry: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
     spider, seal, args = entry.get("spider"), entry.get("seal"), entry.get("args")
     if (spider is None) == (seal is None):
         raise ValueError(
-            "give exactly one of 'spider = \"NAME\"' (a crawl), 'seal = true' or 'publish = true'"
+            "give exactly one of 'spider = \"NAME\"' (a crawl), 'seal = true', 'stamp = true',"
+            " 'publish = true' or 'coverage = true'"
         )
     if seal is not None:
         if seal is not True:
