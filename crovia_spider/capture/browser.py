@@ -352,6 +352,11 @@ class _PageRun:
             return self.over_memory
         if self.crashed:
             return "the page crashed in the browser"
+        if isinstance(exc, TimeoutError) or type(exc).__name__ == "TimeoutError":
+            return (
+                f"the page did not answer within {AFTER_SECONDS:g} s after its"
+                f" {self.options.seconds:g} s (a script keeping it busy?): no screenshot, no DOM"
+            )
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return f"the browser failed on the page: {text}"[:500]
 
