@@ -53,7 +53,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from crovia_spider.notify.keys import write_public_key
     from crovia_spider.services.witness_client import collect_cosignatures
     from crovia_spider.web.site import write_verifier_page
-    from ledger.publish import WRITERS, publish, write_receipts
+    from ledger.publish import WRITERS, publish, write_receipts, write_screenshots
 
     if args.dir is None:
         raise ConfigError("give DIR or set CROVIA_PUBLISH_DIR")
@@ -62,9 +62,17 @@ def cmd_publish(args: argparse.Namespace) -> int:
         url.strip() for url in env_default("CROVIA_WITNESSES").split(",") if url.strip()
     ]
     cosigner = functools.partial(collect_cosignatures, witnesses) if witnesses else None
-    # The log (tiles, bundles, seals), then the receipts of its new leaves and the verifier page,
-    # then the feeds of change events and their pages and the webhook key (docs/watching.md).
-    writers = (*WRITERS, write_receipts, write_verifier_page, write_changes, write_public_key)
+    # The log (tiles, bundles, seals), then the receipts of its new leaves, the screenshots of its
+    # browser captures and the verifier page, then the feeds of change events and their pages and
+    # the webhook key (docs/watching.md).
+    writers = (
+        *WRITERS,
+        write_receipts,
+        write_screenshots,
+        write_verifier_page,
+        write_changes,
+        write_public_key,
+    )
     report = publish(args.ledger_dir, args.dir, full=args.full, cosigner=cosigner, writers=writers)
     if args.json:
         print_json({**report.__dict__, "written": len(report.written), "dir": str(args.dir)})

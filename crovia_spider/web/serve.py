@@ -28,7 +28,7 @@ from crovia_spider.web.bounded import (
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 HEADERS = {
     b"Content-Security-Policy": CONTENT_SECURITY_POLICY.encode(),

@@ -345,6 +345,50 @@
     const shown = report.verdict === "valid" || report.verdict === "unpinned";
     renderVouches(shown ? report.receipt : null, report.stamps);
     renderChecks(report);
+    renderScreenshot(shown ? report.receipt : null);
+  }
+
+  // The screenshot of a browser capture the page verified (docs/verifier.md): fetched from the
+  // published directory (../screenshots/<sha256>.png, beside the receipts), hashed here, and
+  // shown only when its bytes are those the record signs, from a blob of those very bytes;
+  // otherwise one line says why not. A newer verification replaces an older one's answer.
+  let screenshotRun = 0;
+  async function renderScreenshot(receipt) {
+    const run = ++screenshotRun;
+    const holder = $("screenshot");
+    holder.replaceChildren();
+    holder.removeAttribute("data-screenshot");
+    const body = receipt && receipt.envelope ? V.plain(receipt.envelope.body) : null;
+    const browser = body && body.mode === "browser" && body.browser && typeof body.browser === "object" ? body.browser : null;
+    const shot = browser && browser.screenshot && typeof browser.screenshot === "object" ? browser.screenshot : null;
+    if (!shot || typeof shot.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(shot.sha256)) return;
+    let state = "missing";
+    let note = "not shown: a page opened from disk fetches nothing";
+    try {
+      if (location.protocol !== "file:") {
+        const url = new URL(`../screenshots/${shot.sha256}.png`, location.href);
+        const response = await fetch(url, { credentials: "same-origin", redirect: "error" });
+        if (!response.ok) throw new Error(`HTTP ${response.status} for ${url.pathname}`);
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const computed = V.toHex(await V.sha256(bytes));
+        if (run !== screenshotRun) return;
+        if (computed === shot.sha256) {
+          const image = document.createElement("img");
+          image.alt = `the page as the browser rendered it (${shot.width}x${shot.height} px)`;
+          image.src = URL.createObjectURL(new Blob([bytes], { type: "image/png" }));
+          holder.setAttribute("data-screenshot", "shown");
+          holder.append(el("p", "Screenshot (its bytes are the signed ones):"), image);
+          return;
+        }
+        state = "mismatch";
+        note = `not shown: its bytes hash to ${computed}, not to the signed ${shot.sha256}`;
+      }
+    } catch (err) {
+      note = `not shown: ${err.message || err}`;
+    }
+    if (run !== screenshotRun) return;
+    holder.setAttribute("data-screenshot", state);
+    holder.append(el("p", `Screenshot ${note}`));
   }
 
   async function verify(bytes, source, headers) {
