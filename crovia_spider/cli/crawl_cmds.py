@@ -152,11 +152,15 @@ def crawl_on_cluster(args: argparse.Namespace) -> int:
         totals = record.get("totals") or {}
         feeds = record.get("feeds") or []
         failed = sum(1 for feed in feeds if feed.get("error"))
+        from crovia_spider.runs.runsummary import _pages_part as pages_part  # what it captured
+
         print(
             f"crawl {spider}: run {record.get('run_id', '?')} {record.get('outcome', 'failed')},"
             f" {len(feeds)} feeds ({failed} failed), {totals.get('new', 0)} new,"
             f" {totals.get('updated', 0)} updated, {totals.get('duplicate', 0)} duplicate,"
-            f" {totals.get('dropped', 0)} dropped; exit {status}"
+            f" {totals.get('dropped', 0)} dropped"
+            + (f"; {pages}" if (pages := pages_part(record)) else "")
+            + f"; exit {status}"
             + (f": {answer['error']}" if answer.get("error") else "")
         )
         code = max(code, status)

@@ -7,7 +7,10 @@ signs every job with a key of its own (the job key, never the ledger's); a worke
 public half and runs nothing else (`verified_job`), with the job's settings clamped to its own
 ceilings (`clamp_settings`): whoever can write to Redis cannot send a worker anywhere or lift a
 cap. A result is what a worker's crawl made of the job: the fetch record's fields, the feed's line
-of the run record, the items' fields, and every body they cite, each under its sha256.
+of the run record, the items' fields, and every body they cite, each under its sha256. A capture
+job is the same with `captures`, the pages of its source to capture (the capture book's Job each):
+its result is each page's facts with its body and heads under their sha256
+(crovia_spider/spiders/verdict.py, `capture_pages`).
 
 A result comes from a machine that holds no key and is trusted with nothing (docs/cluster.md,
 "Who decides each signed value"): `decode_result` takes only the fields a result has, bodies under
@@ -55,9 +58,17 @@ JOB_SETTINGS = (
     "CROVIA_PARSE_MEMORY_MB",
     "CROVIA_PARSE_SECONDS",
     "DOWNLOAD_MAXSIZE",
+    "CROVIA_CAPTURE_MAX_BYTES",
 )
 # Of those, the ones where 0 means "no cap" to Scrapy: a job can never ask for that.
-_ZERO_IS_NO_CAP = frozenset(("DOWNLOAD_MAXSIZE",))
+_ZERO_IS_NO_CAP = frozenset(("DOWNLOAD_MAXSIZE", "CROVIA_CAPTURE_MAX_BYTES"))
+# A capture job's pages (the capture book's Job: crovia_spider/capture/book.py): each field a
+# string, at most CAPTURE_PAGES_MAX a job (the sequencer groups a source's pages by
+# CAPTURE_PAGES_PER_JOB), a URL at most URL_CHARS.
+CAPTURE_FIELDS = ("key", "item", "url", "vendor", "spider")
+CAPTURE_PAGES_PER_JOB = 20
+CAPTURE_PAGES_MAX = 100
+URL_CHARS = 4096
 # Of those, the ones that must stay above 0 (the parser worker's ceilings).
 _ABOVE_ZERO = frozenset(("CROVIA_PARSE_MEMORY_MB", "CROVIA_PARSE_SECONDS"))
 # A result's JSON (the items' fields) and a body: refused beyond these before being parsed.
@@ -104,8 +115,12 @@ class Job:
     state: dict[str, Any]  # the feed state entry of the source (validators, last body)
     settings: dict[str, str]
     expires: int = 0  # Unix time after which no worker runs it (a replayed old job)
+    # A capture job: the pages of the source to capture (CAPTURE_FIELDS each), not its feed.
+    captures: tuple[dict[str, str], ...] = ()
 
     def encode(self) -> bytes:
+        # A feed job's JSON is what it was before captures travelled: no `captures` key.
+        extra = {"captures": list(self.captures)} if self.captures else {}
         return orjson.dumps(
             {
                 "schema": JOB_SCHEMA,
@@ -117,6 +132,7 @@ class Job:
                 "state": self.state,
                 "settings": self.settings,
                 "expires": self.expires,
+                **extra,
             }
         )
 
@@ -204,10 +220,34 @@ def decode_job(raw: bytes) -> Job:
         feed = feed_from_table(doc["feed"])
     except (TypeError, ValueError) as exc:
         raise ValueError(f"a job whose feed is not valid: {exc}") from None
+    captures = _captures(doc.get("captures", []), feed.vendor, doc["spider"])
     return Job(
         doc["request"], doc["run_id"], doc["started_at"], doc["spider"], feed, doc["state"],
-        settings, doc["expires"],
+        settings, doc["expires"], captures,
     )  # fmt: skip
+
+
+def _captures(pages: Any, vendor: str, spider: str) -> tuple[dict[str, str], ...]:
+    """A capture job's pages: a list of CAPTURE_FIELDS objects of the job's source and spider,
+    each page once, http(s) URLs; ValueError saying what is wrong."""
+    if type(pages) is not list or len(pages) > CAPTURE_PAGES_MAX:
+        raise ValueError(f"a job whose captures are not a list of at most {CAPTURE_PAGES_MAX}")
+    seen: set[str] = set()
+    for page in pages:
+        if (
+            type(page) is not dict
+            or sorted(page) != sorted(CAPTURE_FIELDS)
+            or any(type(v) is not str or not v for v in page.values())
+        ):
+            raise ValueError("a job with a capture that is not a page (key, item, url, ...)")
+        if (page["vendor"], page["spider"]) != (vendor, spider):
+            raise ValueError("a job with a capture of another source")
+        if len(page["url"]) > URL_CHARS or urlsplit(page["url"]).scheme not in _PORTS:
+            raise ValueError(f"a job with a capture of no http(s) URL: {page['url'][:80]!r}")
+        if page["key"] in seen:
+            raise ValueError("a job naming a page twice")
+        seen.add(page["key"])
+    return tuple(pages)
 
 
 def encode_result(

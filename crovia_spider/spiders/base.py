@@ -145,9 +145,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         settings.set("USER_AGENT", agent, priority="spider")
         if settings.get("CROVIA_REDIS_ROLE") == WORKER:
             # A cluster's worker signs nothing and opens no ledger: its results go to Redis
-            # (crovia_spider/spiders/remote.py), and it captures no page.
+            # (crovia_spider/spiders/remote.py), and it captures only the pages its jobs name.
             settings.set("ITEM_PIPELINES", {}, priority="cmdline")
-        if settings.get("CROVIA_REDIS_ROLE"):
             settings.set("CROVIA_CAPTURE", False, priority="cmdline")
 
     @classmethod
@@ -210,6 +209,8 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         callback, errback = self.parse_feed, self.feed_failed
         if self.remote_role == WORKER:
             callback, errback = self.work_feed, self.work_failed
+            for request in self.capture_job_requests():  # a capture job's pages
+                yield request
         for feed in [] if self.capture_only else self.feeds:
             if feed.kind == WATCH_KIND:
                 continue  # captured, never fetched as a feed (spiders/watching.py)

@@ -117,17 +117,10 @@ class PageCaptures(BrowserCaptures):
         """At the crawl's idle: schedule the queued pages and, once, those due again, within
         the run's budgets: this run's new and updated items first, then the pages due, the
         newest first; the rest stay due for the next run (said in the run record)."""
-        jobs = dict(self.capture_queue)
-        self.capture_queue.clear()
-        book = book_of(self.crawler)
+        if self.remote_role:  # a cluster's captures are jobs (crovia_spider/spiders/remote.py)
+            return
         now = utc_now_micro()
-        if not self.captures_due_taken and book is not None:
-            self.captures_due_taken = True
-            due = book.due(now, self.capture_vendors, self.capture_all)
-            # The newest pages first: one never captured (a deferred new item) before all.
-            due.sort(key=lambda j: book.pages[j.key].first_seen or "~", reverse=True)
-            for job in due:
-                jobs.setdefault(job.key, job)
+        jobs = self.captures_due(now)
         if not jobs:
             return
         scheduled = False
@@ -170,6 +163,21 @@ class PageCaptures(BrowserCaptures):
                 scheduled = True
         if scheduled:
             raise DontCloseSpider
+
+    def captures_due(self, now: str) -> dict[str, Job]:
+        """The captures to make now: the queued pages (this run's new and updated items) and,
+        once a run, those the book says are due, the newest first."""
+        jobs = dict(self.capture_queue)
+        self.capture_queue.clear()
+        book = book_of(self.crawler)
+        if not self.captures_due_taken and book is not None:
+            self.captures_due_taken = True
+            due = book.due(now, self.capture_vendors, self.capture_all)
+            # The newest pages first: one never captured (a deferred new item) before all.
+            due.sort(key=lambda j: book.pages[j.key].first_seen or "~", reverse=True)
+            for job in due:
+                jobs.setdefault(job.key, job)
+        return jobs
 
     def _browser_job_of(self, job: Job) -> Job | None:
         """The browser capture of the page of the plain capture `job`, noted in the book, when
@@ -248,18 +256,30 @@ class PageCaptures(BrowserCaptures):
         if certificate is not None:
             fetch.tls_certificate_sha256 = hashlib.sha256(certificate.dump()).hexdigest()
         fetch.body = response.body
+        if self.remote_role:  # a cluster's worker: the sequencer reads the main text itself
+            self.page_fetched(response.meta, fetch)
+            return
+        await self.read_main_text(fetch)
+        # A coroutine, not an async generator: it yields nothing to the scraper.
+        self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+        self._follow_with_browser(fetch)
+
+    async def read_main_text(self, fetch: PageFetch) -> None:
+        """The main text of a page that answered (its body), in the parser worker, with the
+        source's selector: `fetch.text` (None when not found), `error` saying why, `extractor`."""
+        body = fetch.body or b""
         content_type = fetch.headers.get("content_type", "")
         selector = self.capture_selectors.get(fetch.job.vendor, "")
-        if response.body and is_html(content_type, response.body):
+        if body and is_html(content_type, body):
             found = await self.parser.call(
                 selected_within,
                 main_text,
                 MainText(None, f"{NO_MAIN_TEXT}: the parser worker died on this page twice"),
-                response.body,
+                body,
                 content_type,
                 selector,
             )
-        elif response.body:
+        elif body:
             found = MainText(None, "not an HTML page: kept as bytes, no main text")
         elif is_html(content_type, b""):
             found = MainText(None, f"{NO_MAIN_TEXT}: the page is empty")
@@ -267,9 +287,6 @@ class PageCaptures(BrowserCaptures):
             found = MainText(None, "")
         fetch.text, fetch.error = found.text, found.error
         fetch.extractor = text_extractor(selector)
-        # A coroutine, not an async generator: it yields nothing to the scraper.
-        self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
-        self._follow_with_browser(fetch)
 
     def page_failed(self, failure: Failure) -> None:
         """No page to keep: a timeout, a refusal (fetch policy, robots.txt), a body over the cap,
@@ -279,6 +296,9 @@ class PageCaptures(BrowserCaptures):
         job = failure.request.meta[JOB_META]
         fetch = self._page_fetch(job)
         fetch.error = self._failure_error(failure, job)[:HEADER_CHARS] or "no answer"
+        if self.remote_role:  # a cluster's worker: sent to the sequencer
+            self.page_fetched(failure.request.meta, fetch)
+            return
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
         self._follow_with_browser(fetch)
 

@@ -20,6 +20,11 @@ The same spider runs in both (docs/cluster.md). Set by the daemons, never by han
   the source's outcome: recorded failed, with the reason. Restarted mid-run, it reads the
   run's results again from the start: a source whose fetch record this run already signed is not
   signed again, and its items stop at dedupe, so each is issued once.
+Page captures travel the same way: once the feed jobs have answered, the sequencer asks the
+capture book what is due (PageCaptures.captures_due, as a local crawl at its first idle) and
+enqueues signed capture jobs, a source's pages each; a worker fetches them (capture_request) and
+sends their facts and bytes as one result a job; the sequencer checks it (verdict.py,
+`capture_pages`), reads each main text itself and sends each page with CAPTURE_RECORDED.
 """
 
 from __future__ import annotations
@@ -27,15 +32,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import hashlib
 import logging
 import time
 from typing import Any
 
 import orjson
 
+from crovia_spider.capture.book import Job as Page
 from crovia_spider.cluster import keys, runstate
 from crovia_spider.cluster.connection import connect, ensure_group, job_done, text
 from crovia_spider.cluster.jobs import (
+    CAPTURE_PAGES_PER_JOB,
     JOB_SETTINGS,
     Job,
     JobRefused,
@@ -54,9 +62,10 @@ from crovia_spider.feed.kinds import read_body
 from crovia_spider.feed.parsepool import BlockingParser
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.options import path_default, resolve_path
-from crovia_spider.runs.runlog import FeedOutcome, RunLog
+from crovia_spider.runs.runlog import FeedOutcome, RunLog, utc_now_micro
 from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.batching import batches
+from crovia_spider.spiders.browsing import is_browser_job
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger import jsonl
 from ledger.exceptions import KeyFileError
@@ -87,6 +96,8 @@ _POLL_MIN, _POLL_MAX = 0.05, 0.5
 # and how often it looks for a cancellation or a live worker.
 NO_WORKER_SECONDS = 120.0
 _LOOK_EVERY = 2.0
+# A capture request's meta: the id of the capture job whose page it fetches (a worker's crawl).
+CAPTURE_JOB_META = "crovia_capture_job"
 
 
 def remote_role(settings: Any) -> str:
@@ -106,8 +117,9 @@ class RemoteRoles:
 
     def setup_remote(self, crawler: Any) -> bool:
         """Take the crawl's role from its settings. A worker's feeds, run and feed state come
-        from its signed jobs; a sequencer's run from its own run state (a restart) or anew, and
-        neither captures pages. True when the feeds and the run are set here."""
+        from its signed jobs; a sequencer's run from its own run state (a restart) or anew; a
+        page is captured by the cluster only as a capture job. True when the feeds and the run
+        are set here."""
         self.remote_role = role = remote_role(crawler.settings)
         if not role:
             return False
@@ -175,6 +187,9 @@ class RemoteRoles:
         self.worker_name = settings.get("CROVIA_WORKER_NAME") or "worker"
         self.remote_jobs: dict[str, tuple[str, Job]] = {}
         self.worker_fetches: dict[str, FeedFetch] = {}
+        # Capture jobs (job id -> Job) and the pages of each fetched so far.
+        self.capture_jobs: dict[str, Job] = {}
+        self.worker_pages: dict[str, list[Any]] = {}
         try:
             pin = pinned_key(settings.get("CROVIA_SEQUENCER_PUBKEY") or "")
             allowed = parse_allowed(settings.get("CROVIA_WORKER_ALLOW_PRIVATE") or "")
@@ -199,6 +214,9 @@ class RemoteRoles:
             first = first or job
             if (job.request, job.spider) != (first.request, self.name):
                 raise ConfigError(f"job {job_id} is not of run {first.request} of {self.name}")
+            if job.captures:
+                self.capture_jobs[job_id] = job
+                continue
             self.remote_jobs[job.feed.vendor] = (job_id, job)
         jobs = [job for _, job in self.remote_jobs.values()]
         self.feeds = [job.feed for job in jobs]
@@ -258,6 +276,83 @@ class RemoteRoles:
         job_done(pipe, job_id)
         pipe.execute()
 
+    def capture_job_requests(self) -> list[Any]:
+        """A worker's capture requests: each page its capture jobs name, fetched as a local
+        crawl captures it (PageCaptures.capture_request: the fetch policy with the worker's own
+        --allow-private, robots.txt, the shared politeness slot, CROVIA_CAPTURE_MAX_BYTES)."""
+        requests = []
+        for job_id, job in self.capture_jobs.items():
+            self.worker_pages[job_id] = []
+            for page in job.captures:
+                meta = {CAPTURE_JOB_META: job_id}
+                try:
+                    request = self.capture_request(Page(**page))
+                except ValueError as exc:  # a link Scrapy cannot request: sent as a failure
+                    fetch = self._page_fetch(Page(**page))
+                    fetch.error = f"not a URL that can be fetched: {exc}"[:1024]
+                    self.page_fetched(meta, fetch)
+                    continue
+                request.meta.update(meta)
+                requests.append(request.replace(errback=self.work_page_failed))
+        return requests
+
+    def work_page_failed(self, failure: Any) -> None:
+        """A capture that failed on Redis (the shared politeness slot) says nothing of the page:
+        its job is left pending, to be taken over. Any other failure is the page's."""
+        import redis
+
+        if failure.check(redis.RedisError):
+            job_id = failure.request.meta[CAPTURE_JOB_META]
+            logger.warning("capture job %s: Redis failed under a fetch (%s); left to be taken"
+                           " over", job_id, failure.value)  # fmt: skip
+            self.worker_pages.pop(job_id, None)
+            return
+        self.page_failed(failure)
+
+    def page_fetched(self, meta: dict[str, Any], fetch: Any) -> None:
+        """A worker's page fetched (or failed): once every page of its job is, one result."""
+        job_id = meta.get(CAPTURE_JOB_META, "")
+        pages = self.worker_pages.get(job_id)
+        if pages is None:
+            return  # its job was given up (Redis failed under one of its fetches)
+        pages.append(fetch)
+        job = self.capture_jobs[job_id]
+        if len(pages) < len(job.captures):
+            return
+        del self.worker_pages[job_id]
+        order = {page["key"]: n for n, page in enumerate(job.captures)}
+        bodies: dict[str, bytes] = {}
+
+        def kept(data: bytes) -> str:
+            digest = hashlib.sha256(data).hexdigest()
+            bodies[digest] = data
+            return digest
+
+        sent = []
+        for page in sorted(pages, key=lambda f: order[f.job.key]):
+            sent.append(
+                {
+                    "key": page.job.key,
+                    "url": page.job.url,
+                    "captured_at": page.captured_at,
+                    "final_url": page.final_url,
+                    "status": page.status,
+                    "redirects": page.redirects,
+                    "headers": page.headers,
+                    "ip_address": page.ip_address,
+                    "tls_certificate_sha256": page.tls_certificate_sha256,
+                    "body_sha256": None if page.body is None else kept(page.body),
+                    "request_head_sha256": kept(page.request_head) if page.request_head else "",
+                    "response_head_sha256": kept(page.response_head) if page.response_head else "",
+                    "error": page.error,
+                }
+            )
+        pipe = self.redis.pipeline(transaction=True)
+        message = encode_result(job_id, self.worker_name, {"pages": sent}, bodies)
+        pipe.xadd(keys.results_key(job.request), message)
+        job_done(pipe, job_id)
+        pipe.execute()
+
     # -- the sequencer ------------------------------------------------------------------------
 
     def enqueue_jobs(self) -> dict[str, str]:
@@ -287,6 +382,63 @@ class RemoteRoles:
         runstate.save(self.run_dir, mine)
         return mine.jobs
 
+    def enqueue_captures(self) -> dict[str, Job]:
+        """The run's capture jobs (job id -> Job), signed with the job key and enqueued: the
+        pages a local crawl would capture at its first idle (PageCaptures.captures_due: this
+        run's new and updated items, then the pages the book says are due), within the run's
+        budget (CROVIA_CAPTURE_PAGES; the rest deferred, as a local crawl does), a source's
+        pages grouped CAPTURE_PAGES_PER_JOB a job."""
+        if not self.capture_vendors:
+            return {}
+        now = utc_now_micro()
+        by_vendor: dict[str, list[Page]] = {}
+        browser = 0
+        sources = {feed.vendor for feed in self.feeds}
+        for page in self.captures_due(now).values():
+            if page.vendor not in sources:  # a source the config lost: due for a later run
+                continue
+            if is_browser_job(page):
+                browser += 1
+                continue
+            if self.capture_taken >= self.capture_pages:
+                self._defer(page, now, "plain")
+                continue
+            self.capture_taken += 1
+            by_vendor.setdefault(page.vendor, []).append(page)
+        if browser or self.browser_vendors:
+            self.run.problems.append(
+                "browser captures are not made by a cluster: `crovia capture` on the"
+                " sequencer's machine makes them"
+            )
+        feeds = {feed.vendor: feed for feed in self.feeds}
+        settings = {
+            name: str(self.settings.get(name))
+            for name in JOB_SETTINGS
+            if self.settings.get(name) is not None
+        }
+        timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
+        expires = int(time.time() + timeout) + 60
+        jobs = []
+        for vendor, pages in by_vendor.items():
+            for start in range(0, len(pages), CAPTURE_PAGES_PER_JOB):
+                chunk = pages[start : start + CAPTURE_PAGES_PER_JOB]
+                captures = tuple(dataclasses.asdict(page) for page in chunk)
+                job = Job(
+                    self.remote_request, self.run.run_id, self.run.started_at, self.name,
+                    feeds[vendor], {}, settings, expires, captures,
+                )  # fmt: skip
+                jobs.append(job)
+        if not jobs:
+            return {}
+        key = job_key(self.settings)
+        ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
+        pipe = self.redis.pipeline(transaction=True)
+        for job in jobs:
+            pipe.xadd(keys.JOBS, job.signed(key))
+        ids = [i.decode() if isinstance(i, bytes) else i for i in pipe.execute()]
+        logger.info("%d capture job(s) enqueued: %d page(s)", len(jobs), self.capture_taken)
+        return dict(zip(ids, jobs, strict=True))
+
     async def sequence(self) -> Any:
         """The sequencer's start(): enqueue the run's jobs, then turn each first result of a job
         into its fetch record and items, until every job has answered (or the run's timeout:
@@ -300,7 +452,8 @@ class RemoteRoles:
             runstate.save(self.run_dir, mine)
         self.signed_fetches = fetches_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
         by_vendor = {feed.vendor: feed for feed in self.feeds}
-        jobs = {}
+        jobs: dict[str, FeedConfig | Job] = {}  # a feed job's source, or a capture job
+        captures_asked = False
         for job_id, vendor in self.enqueue_jobs().items():
             if vendor in by_vendor:
                 jobs[job_id] = by_vendor[vendor]
@@ -317,7 +470,16 @@ class RemoteRoles:
         no_worker = self.settings.getfloat("CROVIA_REDIS_NO_WORKER_SECONDS", NO_WORKER_SECONDS)
         alive_at, looked_at, gave_up = time.monotonic(), 0.0, ""
         try:
-            while len(answered) < len(jobs) and time.monotonic() < deadline:
+            while time.monotonic() < deadline:
+                if len(answered) >= len(jobs):
+                    if captures_asked:
+                        break
+                    # Every feed answered: once its items are through the issue stage (which
+                    # notes them in the capture book), the pages to capture become jobs.
+                    captures_asked = True
+                    await self._scraper_idle()
+                    jobs.update(await asyncio.to_thread(self.enqueue_captures))
+                    continue
                 if not self.crawler.engine.running or self.crawler.stats.get_value(STOP_REQUESTED):
                     return
                 now = time.monotonic()
@@ -349,7 +511,8 @@ class RemoteRoles:
                     continue
                 # Every result sent before `settled` was looked up has been read.
                 for job_id in settled - answered:
-                    self.refusal_stands(jobs[job_id].vendor, refused[job_id])
+                    if isinstance(jobs[job_id], FeedConfig):  # a capture job's pages stay due
+                        self.refusal_stands(jobs[job_id].vendor, refused[job_id])
                     answered.add(job_id)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _POLL_MAX)
@@ -368,6 +531,10 @@ class RemoteRoles:
             await asyncio.to_thread(self.redis.xdel, keys.JOBS, *(set(jobs) - answered))
         # A crawl that downloads nothing is found idle when start() ends, else only on Scrapy's
         # 5 s heartbeat: end once the items are through the pipelines, and the run closes then.
+        await self._scraper_idle()
+
+    async def _scraper_idle(self) -> None:
+        """Once every item yielded so far is through the pipelines."""
         slot = self.crawler.engine.scraper.slot
         while slot is not None and not slot.is_idle() and self.crawler.engine.running:
             await asyncio.sleep(0.02)
@@ -375,7 +542,7 @@ class RemoteRoles:
     async def take_result(
         self,
         message: Message,
-        jobs: dict[str, FeedConfig],
+        jobs: dict[str, FeedConfig | Job],
         answered: set[str],
         refused: dict[str, str],
     ) -> list[FeedEntryItem]:
@@ -390,6 +557,9 @@ class RemoteRoles:
             logger.info("job %s answered again (done twice): the first answer counts", job_id)
             return []
         feed = jobs[job_id]
+        if isinstance(feed, Job):
+            await self.take_captures(message, job_id, feed, answered, refused)
+            return []
         vendor = feed.vendor
         body_cap, result_cap, _ = result_caps(self.settings)
         try:
@@ -415,6 +585,45 @@ class RemoteRoles:
         if feed.url not in self.signed_fetches:
             self.crawler.signals.send_catch_log(signal=FETCH_RECORDED, fetch=fetch)
         return items
+
+    async def take_captures(
+        self,
+        message: Message,
+        job_id: str,
+        job: Job,
+        answered: set[str],
+        refused: dict[str, str],
+    ) -> None:
+        """A capture job's first valid result: each page's facts, checked (crovia_spider/spiders/
+        verdict.py), its main text read here from the kept body, sent to be signed as a local
+        crawl's capture (CAPTURE_RECORDED). A refused result is recorded as a feed result's."""
+        from crovia_spider.spiders.capturing import CAPTURE_RECORDED
+        from crovia_spider.spiders.verdict import capture_pages  # imports base
+
+        fields = message.fields or {b"job": message.job.encode()}
+        _, result_cap, _ = result_caps(self.settings)
+        body_cap = min(self.capture_max_bytes or result_cap, result_cap)
+        try:
+            if message.fields is None:
+                raise ResultRefused(
+                    f"a result of {message.size:,} bytes, over the cap of {result_cap:,}"
+                    " (CROVIA_REDIS_RESULT_BYTES); not read"
+                )
+            _, worker, result, bodies = decode_result(fields, body_cap, result_cap)
+            pages = capture_pages(self, job, result, bodies)
+        except ResultRefused as exc:
+            self._refuse(message.id, job_id, fields, str(exc))
+            refused[job_id] = str(exc)
+            self.run.problems.append(
+                f"{job.feed.vendor}: a worker's capture result was refused: {exc}"[:500]
+            )
+            return
+        answered.add(job_id)
+        logger.info("%s: %d page(s) captured by worker %s", job.feed.vendor, len(pages), worker)
+        for fetch in pages:
+            if fetch.status is not None:  # an answer: its main text, read by the sequencer
+                await self.read_main_text(fetch)
+            self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
 
     def check_result(
         self, feed: FeedConfig, result: dict[str, Any], bodies: dict[str, bytes]

@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from crovia_spider.cluster.jobs import ResultRefused, check_fields
+from crovia_spider.capture.book import Job as Page
+from crovia_spider.cluster.jobs import Job, ResultRefused, check_fields
 from crovia_spider.config.feeds import DEFAULT_KIND, FeedConfig
 from crovia_spider.feed.own_format import read_own_format
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runs.feed_state import conditional_headers
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
 from crovia_spider.spiders.base import kept_response, record_response, response_headers
+from crovia_spider.spiders.capturing import PageFetch
 from crovia_spider.spiders.fetches import FeedFetch
 from crovia_spider.spiders.remote import NOT_SENT
 from crovia_spider.spiders.sitemap_walk import ERROR_CHARS, NOT_READ, SITEMAP_KIND, Read, Walk
+from ledger.capture_record import HEADER_CHARS, HEADER_NAMES, MAX_REDIRECTS, URL_CHARS
 from ledger.fetch_record import FAILED, NOT_MODIFIED
 
 # How far a worker's clock may be from the sequencer's: a fetch time before the run began or after
@@ -38,6 +43,13 @@ _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 # What a fetch's evidence may hold: every key fetch_evidence writes (crovia_spider/spiders/base.py).
 _EVIDENCE = {"body_sha256": str, "fetched_at": str, "final_url": str, "status": int,
              "etag": str, "last_modified": str}  # fmt: skip
+# A capture result's page (crovia_spider/spiders/remote.py, page_fetched): every field, its types.
+_PAGE = {"key": (str,), "url": (str,), "captured_at": (str,), "final_url": (str,),
+         "status": (int, type(None)), "redirects": (list,), "headers": (dict,),
+         "ip_address": (str,), "tls_certificate_sha256": (str,),
+         "body_sha256": (str, type(None)), "request_head_sha256": (str,),
+         "response_head_sha256": (str,), "error": (str,)}  # fmt: skip
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class Claimed(NamedTuple):
@@ -299,3 +311,103 @@ def _cited(fetch: FeedFetch, items: Any, bodies: Mapping[str, bytes]) -> None:
     extra = set(bodies) - cited
     if extra:
         raise ResultRefused(f"a body the result does not cite: {sorted(extra)[0][:64]}")
+
+
+def capture_pages(
+    sequencer: Any, job: Job, result: dict[str, Any], bodies: Mapping[str, bytes]
+) -> list[PageFetch]:
+    """The pages of a capture job's result, as the issue stage signs them, the main text not
+    yet read (the sequencer reads it from the body: a worker never states it). The result holds
+    exactly the pages its job named, each once, every field of its type and bounds, captured
+    inside the run's window, a failed fetch stating no answer and an answer no error, with every
+    body and head it cites (under its digest, within CROVIA_CAPTURE_MAX_BYTES) and no other.
+    Raises ResultRefused naming the first thing wrong."""
+    if sorted(set(result) - {"schema"}) != ["pages"]:
+        raise ResultRefused("a capture result with fields other than its pages")
+    pages = result["pages"]
+    if type(pages) is not list:
+        raise ResultRefused("a capture result whose pages are not a list")
+    named = {page["key"]: page for page in job.captures}
+    if len(pages) != len(named):
+        raise ResultRefused(f"a capture result of {len(pages)} pages for a job of {len(named)}")
+    cap = sequencer.capture_max_bytes or None
+    cited: set[str] = set()
+    out = []
+    for n, page in enumerate(pages):
+        what = f"capture result page {n}"
+        if type(page) is not dict or set(page) != set(_PAGE):
+            raise ResultRefused(f"{what} is not a page's fields (a field missing or its own)")
+        for name, kinds in _PAGE.items():
+            if type(page[name]) not in kinds:
+                raise ResultRefused(f"{what}: {name} is not of its type")
+        asked = named.pop(page["key"], None)
+        if asked is None or asked["url"] != page["url"]:
+            raise ResultRefused(f"{what} is a page its job did not name (or named once)")
+        _within_run(page["captured_at"], sequencer.run.started_at)
+        _page_bounds(page, what)
+        held: dict[str, bytes] = {}
+        for name in ("body_sha256", "request_head_sha256", "response_head_sha256"):
+            digest = page[name]
+            if digest is None or (digest == "" and name != "body_sha256"):
+                continue
+            if digest not in bodies:
+                raise ResultRefused(f"{what}: its {name} names a body the result does not carry")
+            held[name] = bodies[digest]
+            cited.add(digest)
+        body = held.get("body_sha256")
+        if page["status"] is None:
+            if held or page["final_url"] or page["redirects"] or page["headers"]:
+                raise ResultRefused(f"{what}: a failed capture that states an answer")
+            if not page["error"]:
+                raise ResultRefused(f"{what}: a failed capture that does not say why")
+        else:
+            if not 100 <= page["status"] <= 599 or body is None:
+                raise ResultRefused(f"{what}: an answer with no body, or no HTTP status")
+            if page["error"]:  # what a page answered says, the sequencer reads itself
+                raise ResultRefused(f"{what}: an answered page with an error the worker chose")
+            if cap is not None and len(body) > cap:
+                raise ResultRefused(f"{what}: a body over CROVIA_CAPTURE_MAX_BYTES ({cap:,})")
+        out.append(
+            PageFetch(
+                job=Page(**asked),
+                captured_at=page["captured_at"],
+                run_hash=sequencer.run.parent_run_hash,
+                spider=sequencer.name,
+                final_url=page["final_url"],
+                status=page["status"],
+                redirects=list(page["redirects"]),
+                headers=dict(page["headers"]),
+                ip_address=page["ip_address"],
+                tls_certificate_sha256=page["tls_certificate_sha256"],
+                body=body,
+                request_head=held.get("request_head_sha256", b""),
+                response_head=held.get("response_head_sha256", b""),
+                error=page["error"],
+            )
+        )
+    extra = set(bodies) - cited
+    if extra:
+        raise ResultRefused(f"a body the result does not cite: {sorted(extra)[0][:64]}")
+    return out
+
+
+def _page_bounds(page: dict[str, Any], what: str) -> None:
+    """A page's facts within what a capture record holds (ledger/capture_record.py)."""
+    urls = [page["final_url"], *page["redirects"]]
+    if len(page["redirects"]) > MAX_REDIRECTS or any(
+        type(u) is not str or len(u) > URL_CHARS for u in urls
+    ):
+        raise ResultRefused(f"{what}: its final URL or redirects are not URLs within bounds")
+    for name, value in page["headers"].items():
+        if name not in HEADER_NAMES or type(value) is not str or len(value) > HEADER_CHARS:
+            raise ResultRefused(f"{what}: a header it may not state: {str(name)[:40]}")
+    if page["ip_address"]:
+        try:
+            ipaddress.ip_address(page["ip_address"])
+        except ValueError:
+            raise ResultRefused(f"{what}: a server address that is not one") from None
+    tls = page["tls_certificate_sha256"]
+    if tls and not _DIGEST.fullmatch(tls):
+        raise ResultRefused(f"{what}: a certificate digest that is not a sha256")
+    if len(page["error"]) > HEADER_CHARS:
+        raise ResultRefused(f"{what}: an error over {HEADER_CHARS} characters")
