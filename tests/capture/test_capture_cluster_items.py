@@ -3,8 +3,10 @@ local crawl noted them, and `crovia capture` on the sequencer's machine (docs/cl
 captured none of their pages. The capture book enrols them from the ledger, whoever issued them.
 
 A real redis-server, sequencer and worker (tests/cluster/harness.py); a feed with `capture =
-true` on 127.0.0.1 linking to two article pages. Whether the cluster captures pages itself or
-not, after `crovia capture` every item's page has exactly one capture: the first.
+true` on 127.0.0.1 linking to two article pages. The cluster now captures them itself, in the
+run that issued the items (docs/cluster.md, "Page captures"); `crovia capture` on the sequencer's
+machine afterwards finds them followed and due later: every item's page has exactly one
+capture, the first.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def test_items_a_cluster_issued_have_their_pages_captured(tmp_path: Path, redis:
             assert "unchanged" not in again.stdout
         items = [e for e in leaves(tmp_path) if e["axiom_type"] == "AX.OBS"]
         assert len(items) == 2  # signed by the sequencer's crawl
+        runs = {e["body"]["run"] for e in leaves(tmp_path) if e["axiom_type"] == "AX.CAPTURE"}
+        assert runs == {items[0]["body"]["spider_record"]["parent_run_hash"]}  # the cluster's
         captured = cluster.run("capture", *FAST)  # on the sequencer's machine, after the run
         assert captured.returncode == 0, captured.stderr[-3000:]
     pages: dict[str, list[dict]] = {}

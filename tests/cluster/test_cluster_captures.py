@@ -242,3 +242,43 @@ def test_a_worker_captures_only_where_its_own_command_line_allows(
     refused = signed[internal.url("secret")]
     assert refused[2] == "failed" and refused[3] is None, refused
     assert "127.0.0.3" in refused[11], refused
+
+
+def test_a_capture_job_whose_only_result_is_refused_leaves_its_pages_due(
+    tmp_path: Path, redis_server
+) -> None:
+    """A worker takes the capture job and answers it with a result that is refused (published
+    and acknowledged in one MULTI, as a worker does): no better answer can come, so the run ends
+    without waiting for its timeout, the refusal is named in the run record, nothing of it is
+    signed, and the pages stay due for the next run (the record's plan says so)."""
+    cluster_dir = tmp_path / "cluster"
+    cluster_dir.mkdir()
+    client = redis_server.client()
+    with FeedServer() as server, Cluster(cluster_dir, redis_server.url) as cluster:
+        cluster.feeds([{"vendor": "lab", "url": serve_site(server), "capture": True}])
+        cluster.sequencer()
+        crawl = start_crawl(cluster)
+        (feed_job,) = wait_until(lambda: client.xrange(keys.JOBS), "the feed's job")
+        feed_id = feed_job[0].decode()
+        made = results_elsewhere(tmp_path / "feed", cluster, {"lab": (feed_id, feed_job[1])})
+        request = orjson.loads(feed_job[1][b"job"])["request"]
+        client.xadd(keys.results_key(request), made["lab"])
+        client.xdel(keys.JOBS, feed_id)
+        job_id, _ = capture_job(client)
+        pages_asked = len(server.requests)
+        taken = client.xreadgroup(keys.JOBS_GROUP, "liar", {keys.JOBS: ">"}, count=10)
+        assert job_id in [i.decode() for i, _ in taken[0][1]], taken
+        lie = {"schema": "crovia.result.v1", "pages": [{"key": "INJECTED"}]}
+        pipe = client.pipeline(transaction=True)
+        pipe.xadd(keys.results_key(request), {b"job": job_id, b"worker": b"liar",
+                                              b"result": orjson.dumps(lie)})  # fmt: skip
+        pipe.xack(keys.JOBS, keys.JOBS_GROUP, job_id)
+        pipe.xdel(keys.JOBS, job_id)
+        pipe.execute()
+        out = finished(cluster, crawl)
+        assert "1 feeds (0 failed)" in out, out + cluster.log("sequencer")
+        assert "pages 0 captured, 3 followed: 0 due later, 3 still due" in out, out
+        assert len(server.requests) == pages_asked  # no page fetched by anyone
+    (record,) = run_records(cluster_dir / "ledger")
+    assert any("capture result was refused" in p for p in record["problems"]), record
+    assert not [e for e in ledger_lines(cluster_dir / "ledger") if e["axiom_type"] == "AX.CAPTURE"]
