@@ -65,9 +65,9 @@ def write_public_key(context: Any) -> None:
     """A writer of `crovia publish`: the notify key's public form (`whpk_...` and a newline) in
     `webhook_key.txt`, so receivers fetch the key to pin from where the log is; nothing when no
     notify key was made yet (publishing makes no key)."""
-    from crovia_spider.notify.run import settings_from_env
+    from crovia_spider.options import resolve_path, setting
 
-    path = settings_from_env().key_file
+    path = resolve_path(setting("CROVIA_NOTIFY_KEY_FILE"))  # as settings_from_env reads it
     if not path.exists():
         return
     context.out.write(
