@@ -132,7 +132,9 @@ def launch_options(session: Launcher, memory_mb: int, user_agent: str) -> dict[s
         "handle_sigint": False,
         "handle_sigterm": False,
         "handle_sighup": False,
-        "chromium_sandbox": False,
+        # Chromium's own sandbox around the renderers of hostile pages, wherever it can run:
+        # not as root (Chromium refuses it there; a crawl should not run as root).
+        "chromium_sandbox": os.geteuid() != 0,
     }
 
 
