@@ -38,6 +38,8 @@ class RunState:
     started_at: str
     ledger_bytes: int | None = None  # where in the ledger the run began (set under its lock)
     jobs: dict[str, str] | None = None  # job id -> vendor, once enqueued
+    # capture job id -> its pages (crovia_spider/spiders/remote.py), once enqueued
+    captures: dict[str, list[dict[str, str]]] | None = None
     refused: list[str] = field(default_factory=list)  # foreign run hashes seen in Redis
 
 
@@ -93,6 +95,14 @@ def _valid(state: RunState) -> bool:
     ):
         return False
     if state.jobs is not None and not _text_map(state.jobs):
+        return False
+    if state.captures is not None and not (
+        type(state.captures) is dict
+        and all(
+            type(pages) is list and all(_text_map(page) for page in pages)
+            for pages in state.captures.values()
+        )
+    ):
         return False
     return type(state.refused) is list and all(type(r) is str for r in state.refused)
 

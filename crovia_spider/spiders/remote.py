@@ -68,6 +68,7 @@ from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.browsing import is_browser_job
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger import jsonl
+from ledger.capture_record import CAPTURE_TYPE
 from ledger.exceptions import KeyFileError
 from ledger.fetch_record import FETCH_TYPE
 from ledger.keys import load_signing_key
@@ -387,9 +388,19 @@ class RemoteRoles:
         pages a local crawl would capture at its first idle (PageCaptures.captures_due: this
         run's new and updated items, then the pages the book says are due), within the run's
         budget (CROVIA_CAPTURE_PAGES; the rest deferred, as a local crawl does), a source's
-        pages grouped CAPTURE_PAGES_PER_JOB a job."""
+        pages grouped CAPTURE_PAGES_PER_JOB a job. A restarted sequencer takes up the capture
+        jobs its run state names instead (their results are read again from the start)."""
         if not self.capture_vendors:
             return {}
+        feeds = {feed.vendor: feed for feed in self.feeds}
+        mine = self.run_state
+        if mine.captures is not None:
+            ids = self.remote_request, self.run.run_id, self.run.started_at, self.name
+            return {
+                job_id: Job(*ids, feeds[pages[0]["vendor"]], {}, {}, 0, tuple(pages))
+                for job_id, pages in mine.captures.items()
+                if pages and pages[0].get("vendor") in feeds
+            }
         now = utc_now_micro()
         by_vendor: dict[str, list[Page]] = {}
         browser = 0
@@ -407,10 +418,9 @@ class RemoteRoles:
             by_vendor.setdefault(page.vendor, []).append(page)
         if browser or self.browser_vendors:
             self.run.problems.append(
-                "browser captures are not made by a cluster: `crovia capture` on the"
-                " sequencer's machine makes them"
+                "browser captures are not made by a cluster (only plain ones): crawl the"
+                ' sources with capture = "browser" locally'
             )
-        feeds = {feed.vendor: feed for feed in self.feeds}
         settings = {
             name: str(self.settings.get(name))
             for name in JOB_SETTINGS
@@ -429,6 +439,8 @@ class RemoteRoles:
                 )  # fmt: skip
                 jobs.append(job)
         if not jobs:
+            mine.captures = {}
+            runstate.save(self.run_dir, mine)
             return {}
         key = job_key(self.settings)
         ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
@@ -437,6 +449,8 @@ class RemoteRoles:
             pipe.xadd(keys.JOBS, job.signed(key))
         ids = [i.decode() if isinstance(i, bytes) else i for i in pipe.execute()]
         logger.info("%d capture job(s) enqueued: %d page(s)", len(jobs), self.capture_taken)
+        mine.captures = {job_id: list(job.captures) for job_id, job in zip(ids, jobs, strict=True)}
+        runstate.save(self.run_dir, mine)
         return dict(zip(ids, jobs, strict=True))
 
     async def sequence(self) -> Any:
@@ -451,6 +465,7 @@ class RemoteRoles:
             mine.ledger_bytes = jsonl.complete_size_or_zero(ledger)
             runstate.save(self.run_dir, mine)
         self.signed_fetches = fetches_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
+        self.signed_captures = captures_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
         by_vendor = {feed.vendor: feed for feed in self.feeds}
         jobs: dict[str, FeedConfig | Job] = {}  # a feed job's source, or a capture job
         captures_asked = False
@@ -459,6 +474,9 @@ class RemoteRoles:
                 jobs[job_id] = by_vendor[vendor]
             else:  # the config lost the source between a crash and the restart
                 self.run.problems.append(f"job {job_id}: {vendor!r} is no source of the config")
+        if mine.captures is not None:  # a restart: the capture jobs of the run, from the start
+            captures_asked = True
+            jobs.update(self.enqueue_captures())
         answered: set[str] = set()
         refused: dict[str, str] = {}  # job id -> why its latest result was refused
         stream, last = keys.results_key(self.remote_request), "0-0"
@@ -621,6 +639,10 @@ class RemoteRoles:
         answered.add(job_id)
         logger.info("%s: %d page(s) captured by worker %s", job.feed.vendor, len(pages), worker)
         for fetch in pages:
+            signed = self.signed_captures.get((fetch.job.url, fetch.job.item))
+            if signed is not None:  # signed by this run before a restart: counted, not again
+                self.run.captured(fetch.job.vendor, signed)
+                continue
             if fetch.status is not None:  # an answer: its main text, read by the sequencer
                 await self.read_main_text(fetch)
             self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
@@ -715,6 +737,24 @@ def job_key(settings: Any) -> Any:
         return load_signing_key(path)
     except (KeyFileError, OSError) as exc:
         raise ConfigError(f"the job key cannot be read: {exc}") from None
+
+
+def captures_signed(ledger: Any, offset: int, run_hash: str) -> dict[tuple[str, str], str]:
+    """(page URL, item) -> outcome of each capture record of run `run_hash` the ledger holds
+    past byte `offset`: a restarted sequencer signs none of them again (and counts them)."""
+    found: dict[tuple[str, str], str] = {}
+    needle, kind = run_hash.encode(), CAPTURE_TYPE.encode()
+    for _, line in jsonl.iter_lines(ledger, offset):
+        if needle not in line or kind not in line:
+            continue
+        try:
+            envelope = orjson.loads(line)
+            body = envelope["body"]
+            if envelope.get("axiom_type") == CAPTURE_TYPE and body.get("run") == run_hash:
+                found[(body["url"], body["item"])] = str(body["outcome"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            continue  # not a line of ours to read here: crovia audit says more
+    return found
 
 
 def fetches_signed(ledger: Any, offset: int, run_hash: str) -> set[str]:

@@ -49,14 +49,18 @@ def page(title: str) -> Reply:
     return Reply(body=body.encode(), headers=HTML)
 
 
-def serve_site(server: FeedServer) -> str:
-    """A feed of three items: an article, one moved by a 301, one that is not there (404)."""
-    server.script("robots.txt", Reply(body=b"User-agent: *\nAllow: /\n"))
+def serve_site(server: FeedServer, disallowed: bool = False) -> str:
+    """A feed of three items: an article, one moved by a 301, one that is not there (404); with
+    `disallowed`, a fourth whose page robots.txt disallows."""
+    server.script("robots.txt", Reply(body=b"User-agent: *\nDisallow: /private/\n"))
+    server.script("private/d", page("Post d"))
     server.script("articles/a", page("Post a"))
     server.script("articles/b", Reply(status=301, headers={"Location": server.url("moved/b")}))
     server.script("moved/b", page("Post b"))
     server.script("articles/c", Reply(status=404, body=b"<html>no</html>", headers=HTML))
     links = [item(f"Post {n}", server.url(f"articles/{n}")) for n in ("a", "b", "c")]
+    if disallowed:
+        links.append(item("Post d", server.url("private/d")))
     return server.script(
         "feed.xml", Reply(body=rss(*links), headers={"Content-Type": "application/rss+xml"})
     )
@@ -101,14 +105,14 @@ def test_a_cluster_captures_the_pages_of_its_items_as_a_local_crawl_does(
     cluster_dir.mkdir()
     local_dir.mkdir()
     with FeedServer() as server:
-        feeds = [{"vendor": "lab", "url": serve_site(server), "capture": True}]
+        feeds = [{"vendor": "lab", "url": serve_site(server, disallowed=True), "capture": True}]
         with Cluster(cluster_dir, redis_server.url) as cluster:
             cluster.feeds(feeds)
             cluster.sequencer()
             cluster.worker("w1")
             done = cluster.crawl()
             assert done.returncode == 0, done.stdout + done.stderr + cluster.log("sequencer")
-            assert "pages 3 captured (1 first, 1 moved, 1 failed)" in done.stdout, done.stdout
+            assert "pages 4 captured (1 first, 1 moved, 2 failed)" in done.stdout, done.stdout
         # Each page fetched once, by the worker (the sequencer's crawl fetches nothing).
         asked = [seen.path for seen in server.requests]
         local = run_crawl(local_dir, feeds)
@@ -116,8 +120,10 @@ def test_a_cluster_captures_the_pages_of_its_items_as_a_local_crawl_does(
     ledger_dir = cluster_dir / "ledger"
     signed = captures_signed(ledger_dir)
     assert [(s[0].rsplit("/", 1)[1], s[2]) for s in signed] == [
-        ("a", "first"), ("b", "moved"), ("c", "failed"),
+        ("a", "first"), ("b", "moved"), ("c", "failed"), ("d", "failed"),
     ], signed  # fmt: skip
+    assert "robots.txt" in signed[3][11], signed[3]  # refused on the worker, never fetched
+    assert "/private/d" not in asked
     text = json.loads(signed[0][10])
     assert text["length"] > 200 and text["extractor"], signed[0]
     assert signed == captures_signed(local_dir / "ledger")
@@ -127,7 +133,7 @@ def test_a_cluster_captures_the_pages_of_its_items_as_a_local_crawl_does(
     kept = {p.name for p in (ledger_dir / "bodies").rglob("*") if p.is_file()}
     assert any(text["sha256"] in name for name in kept), sorted(kept)[:5]
     (record,) = run_records(ledger_dir)
-    assert record["captures"]["lab"] == {"first": 1, "moved": 1, "failed": 1}, record
+    assert record["captures"]["lab"] == {"first": 1, "moved": 1, "failed": 2}, record
     assert_audit_clean(cluster, ledger_dir)
 
 
@@ -282,3 +288,69 @@ def test_a_capture_job_whose_only_result_is_refused_leaves_its_pages_due(
     (record,) = run_records(cluster_dir / "ledger")
     assert any("capture result was refused" in p for p in record["problems"]), record
     assert not [e for e in ledger_lines(cluster_dir / "ledger") if e["axiom_type"] == "AX.CAPTURE"]
+
+
+def test_a_sequencer_restarted_mid_captures_takes_its_capture_jobs_up_and_signs_each_once(
+    tmp_path: Path, redis_server
+) -> None:
+    """Two sources with captures; the sequencer signs the first's pages (its capture result
+    came), then is SIGKILLed before the second's. A new one takes the run up: the capture jobs
+    its run state names (never a second set), reads the results again from the start, signs no
+    page twice and the second source's pages once, refuses nothing, and counts all six."""
+    cluster_dir = tmp_path / "cluster"
+    cluster_dir.mkdir()
+    ledger_dir = cluster_dir / "ledger"
+    client = redis_server.client()
+    batch = ("-s", "CROVIA_ISSUE_BATCH=1")
+    with (
+        FeedServer() as lab,
+        FeedServer(host="127.0.0.2") as press,
+        Cluster(cluster_dir, redis_server.url) as cluster,
+    ):
+        cluster.feeds(
+            [
+                {"vendor": "lab", "url": serve_site(lab), "capture": True},
+                {"vendor": "press", "url": serve_site(press), "capture": True},
+            ]
+        )
+        cluster.sequencer(*batch)
+        crawl = start_crawl(cluster)
+        feed_jobs = wait_until(
+            lambda: len(found := client.xrange(keys.JOBS)) == 2 and found, "jobs"
+        )
+        by_vendor = {
+            orjson.loads(f[b"job"])["feed"]["vendor"]: (i.decode(), f) for i, f in feed_jobs
+        }
+        request = orjson.loads(feed_jobs[0][1][b"job"])["request"]
+        for fields in results_elsewhere(tmp_path / "feeds", cluster, by_vendor).values():
+            client.xadd(keys.results_key(request), fields)
+        client.xdel(keys.JOBS, *(job_id for job_id, _ in by_vendor.values()))
+
+        def capture_jobs() -> Any:
+            found = [(i, f) for i, f in client.xrange(keys.JOBS)]
+            return len(found) == 2 and found
+
+        jobs = {
+            orjson.loads(f[b"job"])["feed"]["vendor"]: (i.decode(), f)
+            for i, f in wait_until(capture_jobs, "the capture jobs")
+        }
+        made = results_elsewhere(tmp_path / "pages", cluster, jobs)
+        client.xadd(keys.results_key(request), made["lab"])
+        wait_until(lambda: len(captures_signed(ledger_dir)) == 3, "the lab's pages signed")
+        cluster.kill("sequencer")
+        assert not run_records(ledger_dir)
+        cluster.sequencer(*batch, name="sequencer2")
+        wait_until(lambda: "took over the claim" in cluster.log("sequencer2"), "the claim")
+        client.xadd(keys.results_key(request), made["press"])
+        client.xdel(keys.JOBS, *(job_id for job_id, _ in jobs.values()))
+        out = finished(cluster, crawl)
+        assert "2 feeds (0 failed)" in out, out + cluster.log("sequencer2")
+        assert "pages 6 captured (2 first, 2 moved, 2 failed)" in out, out
+    assert client.xlen(keys.REJECTS) == 0, client.xrange(keys.REJECTS)
+    assert client.xlen(keys.JOBS) == 0  # no second set of capture jobs
+    signed = captures_signed(ledger_dir)
+    assert len(signed) == 6 and len({s[0] for s in signed}) == 6, signed
+    (record,) = run_records(ledger_dir)
+    for vendor in ("lab", "press"):
+        assert record["captures"][vendor] == {"first": 1, "moved": 1, "failed": 1}, record
+    assert_audit_clean(cluster, ledger_dir)

@@ -289,6 +289,42 @@ def _results() -> None:
     )
     _write("result", "job.json", b"\x01" + job.encode())
     _write("result", "job_bad_feed.json", b"\x03" + job.encode().replace(b"https", b"file"))
+    _capture_results()
+
+
+def _capture_results() -> None:
+    """A capture job's results (first byte even, from CAPTURE_FROM): valid, with a redirect and
+    a 404, one wrong type; and the capture job (odd)."""
+    import hashlib
+
+    import orjson
+
+    from tests.fuzz.fuzz_result import CAPTURE_FROM, CAPTURE_JOB, HEAD, PAGE, PAGES
+
+    def page(n: int, **changed: object) -> dict[str, object]:
+        found = {
+            "key": PAGES[n]["key"], "url": PAGES[n]["url"],
+            "captured_at": "2026-12-03T00:00:01.000000Z", "final_url": PAGES[n]["url"],
+            "status": 200, "redirects": [], "headers": {"content_type": "text/html"},
+            "ip_address": "192.0.2.1", "tls_certificate_sha256": "",
+            "body_sha256": hashlib.sha256(PAGE).hexdigest(), "request_head_sha256": "",
+            "response_head_sha256": hashlib.sha256(HEAD).hexdigest(), "error": "",
+        }  # fmt: skip
+        return {**found, **changed}
+
+    failed = {"final_url": "", "status": None, "headers": {}, "ip_address": "",
+              "body_sha256": None, "response_head_sha256": "", "error": "timeout"}  # fmt: skip
+    moved = {"redirects": [PAGES[0]["url"]], "final_url": "https://openai.com/moved/"}
+    for n, (name, pages) in enumerate(
+        (
+            ("capture_valid.json", [page(0), page(1, **failed)]),
+            ("capture_redirect.json", [page(0, **moved), page(1, status=404)]),
+            ("capture_bool_status.json", [page(0, status=True), page(1, **failed)]),
+        )
+    ):
+        result = {"schema": "crovia.result.v1", "pages": pages}
+        _write("result", name, bytes([CAPTURE_FROM + 2 * n]) + orjson.dumps(result))
+    _write("result", "capture_job.json", b"\x05" + CAPTURE_JOB.encode())
 
 
 def _page_texts() -> None:
