@@ -119,7 +119,11 @@ def _key(given: Path | None) -> Path:
 
 
 def check_settings() -> Iterator[Finding]:
-    from crovia_spider.config.settings_check import INTERNAL_SETTINGS, environment_problems
+    from crovia_spider.config.settings_check import (
+        HARNESS_VARIABLES,
+        INTERNAL_SETTINGS,
+        environment_problems,
+    )
     from crovia_spider.options import OPTIONS
     from crovia_spider.suggest import closest
 
@@ -131,7 +135,9 @@ def check_settings() -> Iterator[Finding]:
         yield Finding("settings", str(exc), f"set {name} to {OPTIONS[name].kind.takes}, or {unset}")
     known = {name.removeprefix("CROVIA_"): name for name in OPTIONS}
     for name in sorted(os.environ):
-        if not name.startswith("CROVIA_") or name in OPTIONS or name in INTERNAL_SETTINGS:
+        if not name.startswith("CROVIA_") or name in OPTIONS:
+            continue
+        if name in INTERNAL_SETTINGS or name in HARNESS_VARIABLES:
             continue
         close = closest(name.removeprefix("CROVIA_"), known)
         if close:

@@ -38,6 +38,17 @@ INTERNAL_SETTINGS = frozenset(
         "CROVIA_BROWSER_SESSION",
     }
 )
+# Variables the Makefile exports for its own test run (the tools the tests drive, the suite's own
+# switches): never read by crovia, and no misspelling of a setting.
+HARNESS_VARIABLES = frozenset(
+    {
+        "CROVIA_NODE",
+        "CROVIA_REDIS_SERVER",
+        "CROVIA_PYWB_BIN",
+        "CROVIA_FORBID_SKIPS",
+        "CROVIA_FUZZ_SECONDS",
+    }
+)
 PREFIX = "CROVIA_"
 _CMDLINE_PRIORITY = 40  # Scrapy's priority of `-s` (scrapy.settings.SETTINGS_PRIORITIES)
 
