@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.web import corpus as c
 from tests.web.corpus_coverage import hostile_cases
 from tests.web.test_differential import Case, cli_outcome, page_outcomes
+
+# The page's core runs under Node, a process of its own (test_differential.page_outcomes).
+pytestmark = pytest.mark.slow
 
 
 def test_both_verifiers_agree_on_every_coverage_case(tmp_path: Path) -> None:
