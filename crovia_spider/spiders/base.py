@@ -182,7 +182,7 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         if not remote:
             spider.run = RunLog(spider.name, [(f.vendor, f.url) for f in fetched])
             spider.run.watched = watched_outcomes(spider.feeds)
-        apply_politeness(crawler.settings, spider.feeds)
+        apply_politeness(crawler.settings, spider.politeness_feeds())
         spider.parser = ParserPool(
             crawler.settings.getbool("CROVIA_PARSE_WORKER"), memory_mb, seconds
         )

@@ -297,6 +297,12 @@ class RemoteRoles:
                 requests.append(request.replace(errback=self.work_page_failed))
         return requests
 
+    def politeness_feeds(self) -> list[FeedConfig]:
+        """The sources whose hosts' politeness this crawl sets (fetching/politeness.py): its
+        feeds and, on a worker, its capture jobs' sources (a source's `delay`, the arXiv rule)."""
+        jobs = getattr(self, "capture_jobs", {})
+        return [*self.feeds, *(job.feed for job in jobs.values())]
+
     def work_page_failed(self, failure: Any) -> None:
         """A capture that failed on Redis (the shared politeness slot) says nothing of the page:
         its job is left pending, to be taken over. Any other failure is the page's."""

@@ -9,6 +9,7 @@ site a FeedServer on 127.0.0.1, and the test as the attacker writing to Redis.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -354,3 +355,20 @@ def test_a_sequencer_restarted_mid_captures_takes_its_capture_jobs_up_and_signs_
     for vendor in ("lab", "press"):
         assert record["captures"][vendor] == {"first": 1, "moved": 1, "failed": 1}, record
     assert_audit_clean(cluster, ledger_dir)
+
+
+def test_a_capture_jobs_pages_keep_their_sources_delay(tmp_path: Path, redis_server) -> None:
+    """A source with `delay = 2`: the worker's capture crawl holds its host to that delay, as a
+    local crawl does (its feed's delay, not DOWNLOAD_DELAY), across the feed's fetch and the
+    pages' (politeness on, as a worker runs in production)."""
+    with FeedServer(host="127.0.0.2") as server, Cluster(tmp_path, redis_server.url) as cluster:
+        cluster.feeds([{"vendor": "lab", "url": serve_site(server), "capture": True, "delay": 2}])
+        cluster.sequencer()
+        cluster.worker("w1", "-s", "RETRY_BACKOFF_BASE=0", fast=False)
+        done = cluster.crawl()
+        assert done.returncode == 0, done.stdout + done.stderr + cluster.log("sequencer")
+        assert "pages 3 captured" in done.stdout, done.stdout
+        pages = sorted(r.at for r in server.requests if r.path.startswith("/articles/"))
+    assert len(pages) == 3
+    gaps = [later - earlier for earlier, later in itertools.pairwise(pages)]
+    assert min(gaps) >= 2.0, gaps
