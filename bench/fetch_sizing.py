@@ -24,14 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
-from ledger.fetch_record import (  # noqa: E402
+from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
+from ledger.records.fetch import (  # noqa: E402
     NEW_BODY,
     NOT_MODIFIED,
     UNCHANGED_BODY,
     entries_digest,
     new_fetch_envelope,
 )
-from ledger.keys import generate_signing_key, load_signing_key  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 
 YEAR_RECORDS = 200 * 24 * 365

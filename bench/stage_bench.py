@@ -63,8 +63,8 @@ from crovia_spider.spiders.base import fetch_evidence, kept_response, response_h
 from crovia_spider.spiders.batching import batches  # noqa: E402
 from crovia_spider.spiders.fetches import FeedFetch, signed_entries  # noqa: E402
 from ledger.canonical import check_signable  # noqa: E402
-from ledger.fetch_record import NEW_BODY, new_fetch_envelope  # noqa: E402
 from ledger.keys import generate_signing_key, sign_range  # noqa: E402
+from ledger.records.fetch import NEW_BODY, new_fetch_envelope  # noqa: E402
 from ledger.store import Ledger  # noqa: E402
 from pipelines.classify import ClassifyPipeline  # noqa: E402
 from pipelines.dedupe import DedupePipeline  # noqa: E402

@@ -8,7 +8,7 @@ to runs.jsonl, and only then stores the feeds' validators (crovia_spider/runs/fe
 happens also when the crawl ends badly; a ledger failure stops issuing and is written into the run
 record.
 
-Every fetch of every feed is also signed, as an AX.FETCH fetch record (ledger/fetch_record.py):
+Every fetch of every feed is also signed, as an AX.FETCH fetch record (ledger/records/fetch.py):
 the spider sends it (crovia_spider/spiders/fetches.py) before the feed's items, and it joins the
 batch
 like an item, its received body kept the same way.
@@ -46,11 +46,11 @@ from crovia_spider.runs.runlog import LEDGER_FAILED, NO_MAIN_TEXT_COUNT, RUN_REC
 from crovia_spider.runs.runsummary import log_summary
 from crovia_spider.spiders.capturing import CAPTURE_RECORDED, PageFetch
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
-from ledger.capture_record import FAILED as CAPTURE_FAILED
-from ledger.capture_record import USABLE_VERDICTS, new_capture_envelope
 from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
-from ledger.fetch_record import new_fetch_envelope
+from ledger.records.capture import FAILED as CAPTURE_FAILED
+from ledger.records.capture import USABLE_VERDICTS, new_capture_envelope
+from ledger.records.fetch import new_fetch_envelope
 from ledger.store import BodyStore, Ledger, capture_of, keep_pages
 from pipelines.ledger_session import LedgerSession
 from pipelines.stage import Stage

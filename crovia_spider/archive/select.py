@@ -16,7 +16,7 @@ import orjson
 
 from crovia_spider.exceptions import ExportRefused
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE
+from ledger.records.capture import CAPTURE_TYPE
 from ledger.store import identity_digest
 
 ITEM_TYPE = "AX.OBS"

@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crovia_spider.runs.feed_state import save_json
-from ledger.capture_record import (
+from ledger.records.capture import (
     EDITED,
     FAILED,
     FIRST,

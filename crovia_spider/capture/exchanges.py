@@ -6,7 +6,7 @@ document first, then each subresource, each redirect hop its own. An exchange is
 answered (a status, the heads as sent and received and the body, each kept as a blob), or
 failed (sent, no usable answer: an error, or cut when the page's time ran out). The manifest is
 the canonical JSON of them all (schema MANIFEST_SCHEMA), kept as a blob and signed by digest in
-the capture record (`browser.exchanges_sha256`, ledger/capture_record.py), so the record stays
+the capture record (`browser.exchanges_sha256`, ledger/records/capture.py), so the record stays
 one short ledger line however many requests a page makes, and every byte is still accounted for.
 
 `verdict` decides what the capture is worth: `failed` without a main document, `blocked` when the
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ledger.canonical import canonical_json
-from ledger.capture_record import BLOCKED, COMPLETE, FAILED, MAX_REASONS, PARTIAL, REASON_CHARS
+from ledger.records.capture import BLOCKED, COMPLETE, FAILED, MAX_REASONS, PARTIAL, REASON_CHARS
 
 MANIFEST_SCHEMA = "crovia.browser_exchanges.v1"
 

@@ -5,7 +5,7 @@ footer); its main text, as trafilatura extracts it (the article, without navigat
 footer, comments), changes when what the page says changes. Main text is what a reader is shown:
 what the markup hides (`hidden`, `display: none`, `<template>`, ...: capture/hidden.py) is taken
 out before trafilatura reads the page, so hiding a paragraph is an edit like deleting it. A
-capture record signs the digest and length of that text (`text` in ledger/capture_record.py), and
+capture record signs the digest and length of that text (`text` in ledger/records/capture.py), and
 keeps the text, so `crovia diff` can show what changed. Only HTML is read: a PDF or an image is
 kept as bytes, without text.
 

@@ -1,6 +1,6 @@
 """`crovia arxiv coverage`: arXiv, complete. Per category and announcement day, what the RSS feed
 announced, what OAI-PMH listed, what both and what one only saw, and which crawl can fill a gap;
-`--record` signs each as an AX.COVERAGE record (ledger/coverage_record.py).
+`--record` signs each as an AX.COVERAGE record (ledger/records/coverage.py).
 
 The sets are read again from the kept bodies the fetch records sign, in the crawl's parser worker
 (crovia_spider/spiders/arxiv_coverage.py). A read that did not go whole says so in its state:
@@ -167,7 +167,7 @@ def _record(args: argparse.Namespace, days: list[Any]) -> list[str]:
     """Sign an AX.COVERAGE record of each day over (before today, UTC) whose statement differs
     from its newest record (the new one names it in `predecessors`); the axiom ids written."""
     from crovia_spider.runs.runlog import utc_now_micro
-    from ledger.coverage_record import MAX_FETCHES, new_coverage_envelope
+    from ledger.records.coverage import MAX_FETCHES, new_coverage_envelope
     from ledger.store import Ledger, load_ledger_key
 
     key = load_ledger_key(args.key, args.ledger_dir, notice=notice)

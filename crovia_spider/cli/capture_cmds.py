@@ -38,7 +38,7 @@ from crovia_spider.cli.ledger_args import (
     require_ledger,
     utc_time,
 )
-from ledger.capture_record import MOVED, NEW_VERSION, REMOVED
+from ledger.records.capture import MOVED, NEW_VERSION, REMOVED
 
 EXIT_SAME, EXIT_CHANGED, EXIT_NO_VERSION = 0, 1, 3
 

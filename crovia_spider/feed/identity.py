@@ -2,7 +2,7 @@
 
 The rule is pipelines/fingerprint.py's (its docstring says why); it lives here because the spider
 needs it too: a fetch record signs the digest of the identities of every entry its body held, in
-feed order (ledger/fetch_record.py), and anyone recomputing that digest from a kept body reads the
+feed order (ledger/records/fetch.py), and anyone recomputing that digest from a kept body reads the
 body with the same code (`crovia_spider.fetch_entries`).
 """
 

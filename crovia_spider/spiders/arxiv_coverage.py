@@ -1,6 +1,6 @@
 """arXiv's coverage, per category and announcement day, from the signed fetch records and their kept
 bodies: what the RSS feed announced, what OAI-PMH listed, what both and what one only saw
-(`crovia arxiv coverage`; the signed form is ledger/coverage_record.py).
+(`crovia arxiv coverage`; the signed form is ledger/records/coverage.py).
 
 Nothing here is taken from what a crawl said of itself: every set is read again from the kept
 bodies the fetch records sign (each body's sha256 checked against the record), in the crawl's
@@ -42,8 +42,8 @@ from crovia_spider.spiders.fetches import parse_headers
 from crovia_spider.spiders.oaipmh_walk import complete_lists
 from crovia_spider.spiders.oaipmh_walk import listed as asked
 from ledger import jsonl
-from ledger.coverage_record import COVERAGE_TYPE, OAI_STATES, RSS_STATES, coverage_target
-from ledger.fetch_record import FETCH_TYPE, NEW_BODY, UNCHANGED_BODY
+from ledger.records.coverage import COVERAGE_TYPE, OAI_STATES, RSS_STATES, coverage_target
+from ledger.records.fetch import FETCH_TYPE, NEW_BODY, UNCHANGED_BODY
 from ledger.store import LEDGER_FILE, BodyStore
 
 READ, PARTIAL_RSS, NOT_READ = RSS_STATES

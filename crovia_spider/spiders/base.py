@@ -86,7 +86,7 @@ from crovia_spider.spiders.sitemap_walk import (
     walk_sitemaps,
 )
 from crovia_spider.spiders.watching import WATCH_KIND, watch_start, watched_outcomes
-from ledger.fetch_record import (
+from ledger.records.fetch import (
     ENTRY_COUNTS,
     FAILED,
     NEW_BODY,

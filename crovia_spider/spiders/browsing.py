@@ -7,7 +7,7 @@ which names it as its twin. A browser capture's main document is an ordinary Scr
 the browser (crovia_spider/capture/browser.py), and every further request the page makes is
 downloaded by the crawl's own engine (`engine.download_async`, through every downloader
 middleware) and handed back. What came of it goes to the issue stage as a PageFetch with
-`mode` "browser" and `browser` (ledger/capture_record.py), with every blob to keep.
+`mode` "browser" and `browser` (ledger/records/capture.py), with every blob to keep.
 
 The browser captures of a page form their own chain (book key: the item's key and
 BROWSER_SUFFIX), so they are compared with each other only: a plain capture never makes a browser
@@ -45,7 +45,7 @@ from crovia_spider.capture.walls import wall_evidence
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.options import resolve_path
 from crovia_spider.runs.stopping import FetchStopped
-from ledger.capture_record import (
+from ledger.records.capture import (
     BROWSER_MODE,
     HEADER_CHARS,
     MAX_REDIRECTS,
@@ -180,7 +180,7 @@ class BrowserCaptures:
     async def _record_browser(
         self, fetch: Any, job: Job, twin: str, rendered: Rendered, wall: list[str]
     ) -> None:
-        """Make the browser capture's facts (ledger/capture_record.py) and send it to be signed."""
+        """Make the browser capture's facts (ledger/records/capture.py) and send it to be signed."""
         exchanges = rendered.exchanges
         main = rendered.main
         at = next((i for i, e in enumerate(exchanges.items) if e is main), len(exchanges.items))

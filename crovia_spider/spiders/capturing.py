@@ -6,7 +6,7 @@ due again (crovia_spider/capture/book.py); `crovia capture` runs a crawl of capt
 page is an ordinary Scrapy request: the fetch policy on every hop, robots.txt, the per-host
 politeness and the size cap (CROVIA_CAPTURE_MAX_BYTES) apply as to a feed. What came back (or why
 nothing did) goes to the issue stage as a PageFetch with the CAPTURE_RECORDED signal; the stage
-decides the outcome against the book and signs the AX.CAPTURE record (ledger/capture_record.py).
+decides the outcome against the book and signs the AX.CAPTURE record (ledger/records/capture.py).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
 from crovia_spider.spiders.browsing import BrowserCaptures, browser_job, is_browser_job
-from ledger.capture_record import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
+from ledger.records.capture import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
 
 # Sent (Scrapy signal) with `capture=PageFetch(...)`; pipelines/issue.py signs it.
 CAPTURE_RECORDED = object()

@@ -2,7 +2,7 @@
 
 The spider builds a FeedFetch for every fetch of every feed (a body, a 304, a failure) and sends
 it with the FETCH_RECORDED signal; the issue stage signs it as an AX.FETCH envelope
-(ledger/fetch_record.py) and keeps the body. For a body the record states the digest of the
+(ledger/records/fetch.py) and keeps the body. For a body the record states the digest of the
 identities of the items the spider yielded for it, in the order yielded, and how many entries the
 body held that were not read (past the entry limit, or unreadable: `signed_entries`);
 `read_kept_body` reads a kept body again with the same spider's code, so anyone can recompute all
@@ -22,7 +22,7 @@ from typing import Any
 
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.kinds import READERS, read_body
-from ledger.fetch_record import entries_digest, reading_problem
+from ledger.records.fetch import entries_digest, reading_problem
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
 FETCH_RECORDED = object()
@@ -33,7 +33,7 @@ HEADER_CHARS = 1024
 
 @dataclass
 class FeedFetch:
-    """One fetch of one feed, as ledger.fetch_record.new_fetch_envelope takes it, plus the body
+    """One fetch of one feed, as ledger.records.fetch.new_fetch_envelope takes it, plus the body
     bytes to keep (b"" when none came)."""
 
     spider: str

@@ -12,7 +12,7 @@ listed whole (`oai_complete_through`, crovia_spider/runs/feed_state.py), overlap
 the protocol advises; for a source never harvested, FIRST_DAYS before today; `-s
 CROVIA_OAI_FROM=YYYY-MM-DD` sets it for one crawl (to harvest a gap again).
 
-The whole harvest is one fetch record (ledger/fetch_record.py), as a sitemap walk is: the first
+The whole harvest is one fetch record (ledger/records/fetch.py), as a sitemap walk is: the first
 page is its `object.fetch` and `body_sha256`, every further request one of its `parts` with the
 body kept, and its `entries` the records of every page in order (a paper listed twice, by a list
 started again, once: `once_each`). What is bounded, each a part saying so and one unread entry:

@@ -68,10 +68,10 @@ from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.browsing import is_browser_job
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE
 from ledger.exceptions import KeyFileError
-from ledger.fetch_record import FETCH_TYPE
 from ledger.keys import load_signing_key
+from ledger.records.capture import CAPTURE_TYPE
+from ledger.records.fetch import FETCH_TYPE
 from ledger.store import LEDGER_FILE
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ import feedparser
 from crovia_spider.feed.parsepool import BlockingParser
 from crovia_spider.spiders.fetches import read_kept_body
 from ledger.canonical import canonical_json
-from ledger.fetch_record import ENTRY_COUNTS
+from ledger.records.fetch import ENTRY_COUNTS
 from ledger.store import BodyStore, EntryCache
 
 # Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,

@@ -25,7 +25,7 @@ the size cap), as for the entry's own URL. The walk is bounded, and so is what i
 - each body is read in the parser worker under its ceilings, and capped at the protocol's 50 MB
   (crovia_spider/feed/sitemap.py).
 
-The whole walk is one fetch record (ledger/fetch_record.py): the entry's own fetch is its
+The whole walk is one fetch record (ledger/records/fetch.py): the entry's own fetch is its
 `object.fetch` and `body_sha256`, every further fetch one of its `parts`, and its `entries` those
 of every body read, in walk order, under CROVIA_MAX_SITEMAP_URLS. A sitemap the walk did not read
 (not fetched, an HTTP error, a body that could not be read) counts as one unread entry: the
@@ -49,7 +49,7 @@ from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.sitemap import MAX_BYTES, MAX_UNCOMPRESSED
 from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
-from ledger.fetch_record import MAX_PARTS
+from ledger.records.fetch import MAX_PARTS
 
 SITEMAP_KIND = "sitemap"
 DEFAULT_FETCHES = 50

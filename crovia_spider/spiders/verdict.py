@@ -33,8 +33,8 @@ from crovia_spider.spiders.capturing import PageFetch
 from crovia_spider.spiders.fetches import FeedFetch
 from crovia_spider.spiders.remote import NOT_SENT
 from crovia_spider.spiders.sitemap_walk import ERROR_CHARS, NOT_READ, SITEMAP_KIND, Read, Walk
-from ledger.capture_record import HEADER_CHARS, HEADER_NAMES, MAX_REDIRECTS, URL_CHARS
-from ledger.fetch_record import FAILED, NOT_MODIFIED
+from ledger.records.capture import HEADER_CHARS, HEADER_NAMES, MAX_REDIRECTS, URL_CHARS
+from ledger.records.fetch import FAILED, NOT_MODIFIED
 
 # How far a worker's clock may be from the sequencer's: a fetch time before the run began or after
 # now by more than this is refused (docs/cluster.md).
@@ -392,7 +392,7 @@ def capture_pages(
 
 
 def _page_bounds(page: dict[str, Any], what: str) -> None:
-    """A page's facts within what a capture record holds (ledger/capture_record.py)."""
+    """A page's facts within what a capture record holds (ledger/records/capture.py)."""
     urls = [page["final_url"], *page["redirects"]]
     if len(page["redirects"]) > MAX_REDIRECTS or any(
         type(u) is not str or len(u) > URL_CHARS for u in urls

@@ -30,7 +30,7 @@ import orjson
 
 from ledger import jsonl
 from ledger.exceptions import BodyMismatch, EntriesMismatch
-from ledger.fetch_record import HOLDS_ENTRIES, NOT_MODIFIED, is_fetch_record
+from ledger.records.fetch import HOLDS_ENTRIES, NOT_MODIFIED, is_fetch_record
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
 

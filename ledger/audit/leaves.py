@@ -1,6 +1,6 @@
 """The per-line half of `crovia audit`: every check one ledger line allows on its own.
 
-Each line must be canonical JSON of an AX.OBS envelope (ledger/envelope_shape.py) whose axiom_id
+Each line must be canonical JSON of an AX.OBS envelope (ledger/records/shape.py) whose axiom_id
 recomputes and whose signature verifies under the key of its era, and pass any extra per-leaf
 check a caller plugs in. What needs the whole ledger (the anchor height against the line number, a
 repeated axiom_id, the index row, the seals) is left to ledger/audit/whole.py, which gets one
@@ -24,9 +24,9 @@ from ledger import jsonl, merkle
 from ledger.audit.keys import AuditKeys
 from ledger.canonical import check_parsed, encode_checked
 from ledger.envelope import axiom_id_of, signed_bytes
-from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import AxiomIdMismatch, CanonicalizationError, LineInvalid, VerificationError
 from ledger.keys.signatures import check_envelope_signature
+from ledger.records.shape import check_envelope_shape, ledger_anchor_height
 from ledger.store.index import stored_row
 
 BATCH_LINES = 256

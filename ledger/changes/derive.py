@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE, FAILED
-from ledger.capture_record import MOVED as MOVED_OUTCOME
 from ledger.changes.events import (
     EDITED,
     MOVED,
@@ -45,7 +43,9 @@ from ledger.changes.events import (
 from ledger.changes.textdiff import text_diff
 from ledger.envelope import AXIOM_TYPE
 from ledger.exceptions import LedgerError, LedgerNotFound
-from ledger.fetch_record import FETCH_TYPE, HOLDS_ENTRIES
+from ledger.records.capture import CAPTURE_TYPE, FAILED
+from ledger.records.capture import MOVED as MOVED_OUTCOME
+from ledger.records.fetch import FETCH_TYPE, HOLDS_ENTRIES
 from ledger.store.bodies import BodyStore
 from ledger.store.index import identity_of
 from ledger.store.pages import PageCapture, capture_of

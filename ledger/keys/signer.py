@@ -21,8 +21,8 @@ import nacl.signing
 from ledger import merkle
 from ledger.canonical import check_signable, encode_checked
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
-from ledger.envelope_shape import check_envelope_shape
 from ledger.exceptions import EnvelopeMalformed, InvalidRecord
+from ledger.records.shape import check_envelope_shape
 
 # Batches at least this long are shared with the helper thread; below it a hand-off costs more.
 PARALLEL_MIN = 32

@@ -14,13 +14,13 @@ from typing import Any
 import orjson
 
 from ledger.audit.leaves import check_signed_line
-from ledger.capture_record import is_capture_record
-from ledger.coverage_record import is_coverage_record
 from ledger.envelope import validate_record
-from ledger.envelope_shape import check_envelope_shape, ledger_anchor_height
 from ledger.exceptions import EntryInvalid, InvalidRecord, SignatureInvalid, VerificationError
-from ledger.fetch_record import is_fetch_record, validate_fetch_body
 from ledger.monitor.keys import LogKeys
+from ledger.records.capture import is_capture_record
+from ledger.records.coverage import is_coverage_record
+from ledger.records.fetch import is_fetch_record, validate_fetch_body
+from ledger.records.shape import check_envelope_shape, ledger_anchor_height
 from ledger.tlog.rfc6962 import leaf_hash
 
 
@@ -51,7 +51,7 @@ def check_entries(
 
 def check_shape(envelope: dict[str, Any], leaf_index: int) -> None:
     """Raise EntryInvalid unless `envelope` has an AX.OBS or AX.FETCH envelope's shape (the same
-    rule as `crovia verify` and `crovia audit`: ledger/envelope_shape.py), the anchor of
+    rule as `crovia verify` and `crovia audit`: ledger/records/shape.py), the anchor of
     `leaf_index`, and a valid spider_record (or, for a fetch record, a valid fetch body)."""
     try:
         check_envelope_shape(envelope, anchor=False)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import orjson
 
-from ledger.capture_record import BROWSER_MODE, CAPTURE_TYPE
 from ledger.exceptions import BodyMismatch
 from ledger.publish.publisher import PublishContext, _lines
+from ledger.records.capture import BROWSER_MODE, CAPTURE_TYPE
 from ledger.store import BodyStore
 
 SCREENSHOTS_PREFIX = "screenshots/"

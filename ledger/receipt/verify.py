@@ -16,10 +16,7 @@ import nacl.signing
 
 from ledger import merkle
 from ledger.canonical import canonical_json
-from ledger.capture_record import describe_capture, is_capture_record
-from ledger.coverage_record import describe_coverage, is_coverage_record
 from ledger.envelope import axiom_id_of
-from ledger.envelope_shape import check_envelope_shape, check_receipt_anchor
 from ledger.exceptions import (
     AxiomIdMismatch,
     InvalidPublicKey,
@@ -29,7 +26,6 @@ from ledger.exceptions import (
     UntrustedKey,
     VerifierUrlMismatch,
 )
-from ledger.fetch_record import describe_fetch, is_fetch_record
 from ledger.keys.keychain import KeyChain, receipt_key_chain
 from ledger.keys.keyfile import parse_pin
 from ledger.keys.signatures import check_envelope_signature, check_seal_signature
@@ -43,6 +39,10 @@ from ledger.keys.trust import (
 from ledger.receipt.path_check import check_path
 from ledger.receipt.receipt_bytes import parse_receipt_bytes
 from ledger.receipt.shape import check_receipt_shape
+from ledger.records.capture import describe_capture, is_capture_record
+from ledger.records.coverage import describe_coverage, is_coverage_record
+from ledger.records.fetch import describe_fetch, is_fetch_record
+from ledger.records.shape import check_envelope_shape, check_receipt_anchor
 from ledger.stamps.check import StampVerdict, verify_stamps
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -76,7 +76,7 @@ class Verdict:
     # the key does not match raises UntrustedKey instead). docs/format.md, "one verdict".
     verdict: str = "valid"
     previous_key: dict[str, str] | None = None  # the seal's key handed over to a later one
-    # For an AX.FETCH receipt, what the fetch record vouches for (ledger/fetch_record.py), and
+    # For an AX.FETCH receipt, what the fetch record vouches for (ledger/records/fetch.py), and
     # `title` is "": "feed F fetched at T: HTTP 200, body H, 37 entries". "" for an AX.OBS one.
     fetch: str = ""
     # Who served the feed, when not its vendor (`body.relay` of an item or a fetch record); "" when
@@ -291,7 +291,7 @@ def _check_verifier_url(receipt: Mapping[str, Any]) -> str:
 
 def _check_envelope_shape(envelope: Mapping[str, Any]) -> str:
     """After the signature: a signed object of another shape is the signer's mistake, or a seal
-    passed off as an envelope (ledger/envelope_shape.py)."""
+    passed off as an envelope (ledger/records/shape.py)."""
     check_envelope_shape(envelope)
     return "envelope_shape"
 

@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ledger.capture_record import KEPT_DIGESTS, browser_blobs, exchange_blobs, is_capture_record
 from ledger.exceptions import BodyMismatch
-from ledger.fetch_record import is_fetch_record
 from ledger.jsonl import fsync_dir
+from ledger.records.capture import KEPT_DIGESTS, browser_blobs, exchange_blobs, is_capture_record
+from ledger.records.fetch import is_fetch_record
 
 BODIES_DIR = "bodies"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -204,7 +204,7 @@ class CitedBodies:
         text = body.get("text")
         if isinstance(text, Mapping) and "sha256" in text:
             self._check(text["sha256"], f"{where} (main text)")
-        for name, digest in browser_blobs(body):  # a browser capture (ledger/capture_record.py)
+        for name, digest in browser_blobs(body):  # a browser capture (ledger/records/capture.py)
             self._check(digest, f"{where} ({name})")
         manifest = dict(browser_blobs(body)).get("browser.exchanges_sha256")
         try:

@@ -21,17 +21,17 @@ from pathlib import Path
 import orjson
 
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE
-from ledger.coverage_record import COVERAGE_TYPE
 from ledger.exceptions import LedgerNotFound
-from ledger.fetch_record import FETCH_TYPE
+from ledger.records.capture import CAPTURE_TYPE
+from ledger.records.coverage import COVERAGE_TYPE
+from ledger.records.fetch import FETCH_TYPE
 from ledger.store.find_index import Found, candidates, covered, found_in, title_words
 from ledger.store.reader import INDEX_FILE, LEDGER_FILE, SEALS_FILE
 
 __all__ = ["Found", "find_leaves", "parse_since", "title_words"]
 
 # Leaves that observe no item and are never listed: the fetch records (AX.FETCH,
-# ledger/fetch_record.py), page captures (AX.CAPTURE) and arXiv's coverage records (AX.COVERAGE,
+# ledger/records/fetch.py), page captures (AX.CAPTURE) and arXiv's coverage records (AX.COVERAGE,
 # `crovia arxiv coverage`); `crovia history` shows the first two. They keep
 # find rows like every leaf (the rows follow the leaves one for one) and are dropped when read.
 NOT_ITEMS = frozenset({FETCH_TYPE, CAPTURE_TYPE, COVERAGE_TYPE})

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ledger.canonical import canonical_json, encode_checked
-from ledger.capture_record import PAGE_TARGET_PREFIX
 from ledger.exceptions import IndexCorrupt
-from ledger.fetch_record import FEED_TARGET_PREFIX
+from ledger.records.capture import PAGE_TARGET_PREFIX
+from ledger.records.fetch import FEED_TARGET_PREFIX
 from ledger.store import find_index
 
 # Lookups go through 64-bit integer keys (a prefix of the axiom id, a hash of the target id or of
@@ -324,8 +324,8 @@ class LedgerIndex:
 
     def vendor_counts(self) -> dict[str, int]:
         """Items (AX.OBS leaves) by vendor; fetch records, whose target is their feed
-        (ledger/fetch_record.py), and page captures, whose target is their page
-        (ledger/capture_record.py), are counted by `target_count`."""
+        (ledger/records/fetch.py), and page captures, whose target is their page
+        (ledger/records/capture.py), are counted by `target_count`."""
         self.flush()
         feed, page = FEED_TARGET_PREFIX, PAGE_TARGET_PREFIX
         rows = self._db.execute(

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ledger import jsonl
-from ledger.capture_record import CAPTURE_TYPE, FAILED, NEW_VERSION
 from ledger.envelope import AXIOM_TYPE
 from ledger.exceptions import LedgerNotFound
+from ledger.records.capture import CAPTURE_TYPE, FAILED, NEW_VERSION
 from ledger.store.index import identity_of
 from ledger.store.reader import LEDGER_FILE
 from ledger.store.timeline import parse_leaf

@@ -20,10 +20,10 @@ from typing import Any, Self, TypeVar
 import orjson
 
 from ledger import jsonl, merkle
-from ledger.capture_record import PAGE_TARGET_PREFIX
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
-from ledger.fetch_record import FEED_TARGET_PREFIX
 from ledger.receipt.build import build_receipt
+from ledger.records.capture import PAGE_TARGET_PREFIX
+from ledger.records.fetch import FEED_TARGET_PREFIX
 from ledger.store.index import IndexEntry, LedgerIndex, Versions
 from ledger.store.tree import FileNodeStore
 from ledger.tlog import rfc6962

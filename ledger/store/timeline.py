@@ -2,7 +2,7 @@
 whether it was in the feed at a given time (`crovia history`, `crovia absent`).
 
 An AX.OBS envelope is issued only when an item is new or changed; the fetch records (AX.FETCH,
-ledger/fetch_record.py), one per feed per crawl, say what each fetch's body held. Whether a body
+ledger/records/fetch.py), one per feed per crawl, say what each fetch's body held. Whether a body
 held an item is decided by reading the kept body again (the caller passes the reader: the
 project's feed parser, which this room may not import) and comparing identities; the entries read
 must be exactly those the record signs (count and digest, and the counts of what was not read
@@ -31,7 +31,7 @@ import orjson
 from ledger import jsonl
 from ledger.envelope import AXIOM_TYPE
 from ledger.exceptions import EntriesMismatch, LedgerNotFound, LineInvalid
-from ledger.fetch_record import (
+from ledger.records.fetch import (
     ENTRY_COUNTS,
     FETCH_TYPE,
     HOLDS_ENTRIES,

@@ -1,7 +1,7 @@
 """A real, sealed ledger of items and their page captures, for the export tests.
 
 Three items and their captures, each capture's blobs kept with BodyStore.put and each record
-built by ledger.capture_record.new_capture_envelope, chained by `previous`:
+built by ledger.records.capture.new_capture_envelope, chained by `previous`:
 - item A, two versions (the second edits the title): capture `gzip` of version 1 (a gzip-encoded
   HTML page, `Content-Encoding: gzip` and the compressed length in its kept head), then capture
   `chunked` of version 2 (chunked, no Content-Length);
@@ -19,8 +19,8 @@ from typing import Any
 
 import nacl.signing
 
-from ledger.capture_record import new_capture_envelope
 from ledger.envelope import new_envelope
+from ledger.records.capture import new_capture_envelope
 from ledger.store import BodyStore, Ledger
 from tests.vectors.make_vectors import sample_record
 

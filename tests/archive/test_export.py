@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from ledger.capture_record import new_capture_envelope
+from ledger.records.capture import new_capture_envelope
 from ledger.store import BodyStore, Ledger
 from tests.archive.captures import ALPHA_HTML, ALPHA_TITLE, RUN, CaptureLedger
 from tests.scratch import BIN, PROJECT_ROOT, bare_env

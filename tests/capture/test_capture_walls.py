@@ -1,8 +1,9 @@
 """A bot wall answered in place of a page is never signed as a version of the page, by a plain
 capture too: a 2xx carrying `cf-mitigated: challenge`, or a 403, 429 or 503 answered by a
-challenge page ("Just a moment...", a captcha's script), is signed `failed` naming the evidence (crovia_spider/capture/walls.py, the
-rule the browser capture's verdict uses), kept, and starts no version; the page's next real
-answer is `unchanged`. Before, the wall's text was signed as an `edited` version."""
+challenge page ("Just a moment...", a captcha's script), is signed `failed` naming the evidence
+(crovia_spider/capture/walls.py, the rule the browser capture's verdict uses), kept, and starts
+no version; the page's next real answer is `unchanged`. Before, the wall's text was signed as an
+`edited` version."""
 
 from __future__ import annotations
 

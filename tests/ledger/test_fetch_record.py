@@ -8,10 +8,10 @@ import nacl.signing
 import pytest
 
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, sign_envelope
-from ledger.envelope_shape import check_envelope_shape
 from ledger.exceptions import EntryInvalid, EnvelopeMalformed, InvalidRecord
-from ledger.fetch_record import describe_fetch, entries_digest, new_fetch_envelope
 from ledger.monitor.entries import check_shape
+from ledger.records.fetch import describe_fetch, entries_digest, new_fetch_envelope
+from ledger.records.shape import check_envelope_shape
 
 KEY = nacl.signing.SigningKey(b"\x05" * 32)
 URL = "https://lab.example.org/feed.xml"

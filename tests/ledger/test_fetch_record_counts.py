@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.envelope_shape import check_envelope_shape
 from ledger.exceptions import EnvelopeMalformed, InvalidRecord
-from ledger.fetch_record import new_fetch_envelope, validate_fetch_body
+from ledger.records.fetch import new_fetch_envelope, validate_fetch_body
+from ledger.records.shape import check_envelope_shape
 
 READ = {"count": 3, "identities_sha256": "a" * 64, "limit": 3}
 WHOLE = {**READ, "in_body": 5, "over_limit": 2, "unread": 0}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.exceptions import InvalidRecord
-from ledger.fetch_record import describe_fetch, new_fetch_envelope, validate_fetch_body
+from ledger.records.fetch import describe_fetch, new_fetch_envelope, validate_fetch_body
 
 DIGEST = "ab" * 32
 FIELDS = dict(spider="vendor_press", vendor="lab", feed_url="https://lab.example/robots.txt",

@@ -168,8 +168,8 @@ def _old_record(tmp: Path, body: bytes, limit: int, fetched_at: str) -> dict:
     """Issue a fetch record as the crawl issued them before issue 30: `entries` of
     {count, identities_sha256, limit} only (and keep its body), with the ledger's own writer."""
     from crovia_spider.spiders.fetches import body_identities
-    from ledger.fetch_record import entries_digest, new_fetch_envelope
     from ledger.keys import load_signing_key
+    from ledger.records.fetch import entries_digest, new_fetch_envelope
     from ledger.store import BodyStore, Ledger
 
     final_url = "https://lab.example.org/feed.xml"

@@ -90,7 +90,7 @@ def test_every_fetch_record_is_signed_and_its_entry_digest_recomputes_from_the_k
     # signs is what the crawl's own reader finds in the kept body again
     # (crovia_spider/spiders/fetches.py).
     from crovia_spider.spiders.fetches import body_identities
-    from ledger.fetch_record import entries_digest
+    from ledger.records.fetch import entries_digest
     from ledger.store import BodyStore
 
     tmp, *_ = corpus_crawls

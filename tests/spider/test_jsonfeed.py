@@ -13,7 +13,7 @@ import pytest
 from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.feed.jsonfeed import MAX_DEPTH, parse_jsonfeed
-from ledger.fetch_record import entries_digest
+from ledger.records.fetch import entries_digest
 from tests.crawl import crovia, envelopes, feed_outcome, fetch_records, run_crawl, run_records
 from tests.feedserver import Reply
 

@@ -104,7 +104,7 @@ def test_a_format_of_ones_own_keeps_its_fetch_entries(tmp_path, feed_server, hoo
         3, 3, 0, 0,
     )  # fmt: skip
     identities = [item["object"]["identity"] for item in items]
-    from ledger.fetch_record import entries_digest
+    from ledger.records.fetch import entries_digest
 
     assert entries["identities_sha256"] == entries_digest(identities)
 

@@ -12,7 +12,7 @@ import pytest
 from crovia_spider.cli import main
 from crovia_spider.config.feeds import RELAY_CHARS, load_feeds
 from crovia_spider.exceptions import ConfigError
-from ledger.fetch_record import new_fetch_envelope
+from ledger.records.fetch import new_fetch_envelope
 from ledger.store import Ledger
 from tests.crawl import PROJECT_ROOT, crovia, envelopes, fetch_records, run_crawl
 from tests.feedserver import Reply

@@ -21,7 +21,7 @@ from scrapy.http import Response
 from crovia_spider.feed.body import ParsedFeed
 from crovia_spider.feed.sitemap import MAX_BYTES, MAX_UNCOMPRESSED, TOO_LARGE, parse_sitemap
 from crovia_spider.spiders.sitemap_walk import Queue, Read, Walk, once_each
-from ledger.fetch_record import MAX_PARTS
+from ledger.records.fetch import MAX_PARTS
 from tests.memory import traced_peak
 from tests.sitefixture import SITEMAP_NS, urlset
 

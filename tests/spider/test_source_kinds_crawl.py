@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 
-from ledger.fetch_record import entries_digest
+from ledger.records.fetch import entries_digest
 from ledger.store import BodyStore
 from tests.crawl import crovia, envelopes, fetch_records, run_crawl
 from tests.feedserver import Reply

@@ -2,7 +2,7 @@
 docs/format.md "Browser captures"): one record of each verdict (complete, partial, blocked,
 failed), valid and pinned in `crovia verify` and the page alike, beside the plain captures of
 corpus_capture.py, which keep their exact shape; and records whose `mode` or `browser` breaks one
-rule of ledger/capture_record.py browser_problem each, invalid at `envelope_shape` in both. A few
+rule of ledger/records/capture.py browser_problem each, invalid at `envelope_shape` in both. A few
 valid ones sit on edges two verifiers could count differently: 20 reasons, a reason of 1,024
 characters outside the BMP, a viewport of 1,000,000 pixels, no twin.
 

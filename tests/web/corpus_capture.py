@@ -1,7 +1,7 @@
 """Differential-corpus cases of capture records (AX.CAPTURE, docs/format.md "capture records"):
 one chain of captures of an item's page, one record of each outcome (first, unchanged, edited,
 moved, removed, failed), valid and pinned in `crovia verify` and the page alike; and records whose
-body breaks one rule of ledger/capture_record.py capture_problem each, invalid at `envelope_shape`
+body breaks one rule of ledger/records/capture.py capture_problem each, invalid at `envelope_shape`
 in both. A few valid ones sit on the edges the page could count differently: exactly 20
 redirects, an empty body, and a header and a URL of characters outside the BMP (Python counts
 code points, JavaScript's `length` UTF-16 units).
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledger.capture_record import new_capture_envelope
 from ledger.envelope import axiom_id_of
+from ledger.records.capture import new_capture_envelope
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY, sample_envelope
 from tests.web import corpus as c

@@ -3,7 +3,7 @@ valid ones of each state (a day read both ways, a day whose RSS crawl failed, a 
 listed), on the edges the page could count differently (a difference of exactly 1,000 ids listed
 and one of 1,001 by its digest alone, old-style ids sorting among new ones, a record naming the
 one before), valid and pinned in `crovia verify` and the page alike; and records whose body, or
-whose envelope's tie to it, breaks one rule of ledger/coverage_record.py each, invalid at
+whose envelope's tie to it, breaks one rule of ledger/records/coverage.py each, invalid at
 `envelope_shape` in both (a listed set whose digest is not its ids' among them: both verifiers
 recompute it).
 
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledger.coverage_record import ids_digest, new_coverage_envelope
 from ledger.envelope import axiom_id_of
+from ledger.records.coverage import ids_digest, new_coverage_envelope
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY
 from tests.web import corpus as c

@@ -21,9 +21,9 @@ import nacl.signing
 from crovia_spider.demo_tsa import TestPki
 from ledger.canonical import canonical_json
 from ledger.envelope import sign_envelope
-from ledger.fetch_record import new_fetch_envelope
 from ledger.keys.rotation import rotation_signed_bytes
 from ledger.merkle import leaf_hash
+from ledger.records.fetch import new_fetch_envelope
 from ledger.seal import seal_signed_bytes
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY, build_ledger, sample_envelope

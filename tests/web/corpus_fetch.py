@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ledger.fetch_record import new_fetch_envelope
+from ledger.records.fetch import new_fetch_envelope
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY
 from tests.web import corpus as c

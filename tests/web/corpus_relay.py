@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.envelope import new_envelope
-from ledger.fetch_record import new_fetch_envelope
+from ledger.records.fetch import new_fetch_envelope
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY, sample_record
 from tests.web import corpus as c

@@ -25,10 +25,10 @@ import nacl.signing
 import pytest
 
 from ledger.canonical import canonical_json
-from ledger.coverage_record import ids_digest
 from ledger.envelope import sign_envelope
 from ledger.keys import load_signing_key
 from ledger.merkle import leaf_hash
+from ledger.records.coverage import ids_digest
 from ledger.store import Ledger
 from tests.crawl import crovia, leaves, run_crawl
 from tests.spider.oaipmh_server import OaiServer, Paper, rss

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.fetch_record import new_fetch_envelope
+from ledger.records.fetch import new_fetch_envelope
 from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY, sample_envelope
 from tests.web.conftest import Server, publish

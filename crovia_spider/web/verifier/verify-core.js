@@ -362,7 +362,7 @@
   const REPORTED_BY_TYPE = {
     [AXIOM_TYPE]: REPORTED, "AX.FETCH": REPORTED_FETCH, "AX.CAPTURE": REPORTED_CAPTURE, "AX.COVERAGE": REPORTED_COVERAGE,
   };
-  // The reported times and their one form each, ASCII digits only (ledger/envelope_shape.py TIMES).
+  // The reported times and their one form each, ASCII digits only (ledger/records/shape.py TIMES).
   const SECONDS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
   const FRACTION = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$/;
   const MICROS = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$/;
@@ -670,7 +670,7 @@
     }
     if (env.schema !== ENVELOPE_SCHEMA) throw new CheckFailed("envelope_shape", "envelope.schema", ENVELOPE_SCHEMA, plain(env.schema));
     // AX.OBS (an observed item), AX.FETCH (a fetch record) or AX.CAPTURE (a capture of an
-    // item's page), as ledger/envelope_shape.py.
+    // item's page), as ledger/records/shape.py.
     const reported = typeof env.axiom_type === "string" && Object.hasOwn(REPORTED_BY_TYPE, env.axiom_type) ? REPORTED_BY_TYPE[env.axiom_type] : null;
     if (!reported) throw new CheckFailed("envelope_shape", "envelope.axiom_type", Object.keys(REPORTED_BY_TYPE).sort(), plain(env.axiom_type));
     for (const [section, name] of reported) {
@@ -696,7 +696,7 @@
     // A coverage record's sets are all reported: each well-formed (its digest: checkCoverageDigests).
     if (reported === REPORTED_COVERAGE) checkCoverage(env.body);
     if (reported === REPORTED_COVERAGE) checkCoverageEnvelope(env);
-    // Who served the feed, when not the vendor (ledger/fetch_record.py relay_problem): reported,
+    // Who served the feed, when not the vendor (ledger/records/fetch.py relay_problem): reported,
     // so a non-empty string when present, on an item as on a fetch record.
     if (has(env.body, "relay") && (typeof env.body.relay !== "string" || env.body.relay === "")) {
       throw new CheckFailed("envelope_shape", "envelope.body.relay is a non-empty string", "str", plain(env.body.relay));
@@ -704,7 +704,7 @@
     firstAnchor(env);
   }
 
-  // A fetch record's `entries`, as ledger/fetch_record.py entries_problem: the read part alone
+  // A fetch record's `entries`, as ledger/records/fetch.py entries_problem: the read part alone
   // (records before issue 30) or with the counts of what the body held besides, ints adding up.
   const FETCH_ENTRIES_READ = ["count", "identities_sha256", "limit"];
   const FETCH_ENTRY_COUNTS = ["in_body", "over_limit", "unread"];
@@ -721,7 +721,7 @@
   }
 
   // How a fetch record's body is read: its kind, the options it was read with (select) and a
-  // sitemap walk's further fetches (parts), as ledger/fetch_record.py reading_problem holds them:
+  // sitemap walk's further fetches (parts), as ledger/records/fetch.py reading_problem holds them:
   // both verifiers report all three, so each is well-formed when present.
   const FETCH_SELECT_KEYS = ["selectors", "include", "exclude"];
   const FETCH_PART_KEYS = ["url", "final_url", "status", "body_sha256", "content_type", "error", "loop"];
@@ -760,7 +760,7 @@
     });
   }
 
-  // A capture record's body, as ledger/capture_record.py capture_problem holds it, rule for rule
+  // A capture record's body, as ledger/records/capture.py capture_problem holds it, rule for rule
   // and in the same order. Lengths are in code points, as Python counts them (a string's
   // `length` here counts UTF-16 units: an emoji is two).
   const CAPTURE_SCHEMA = "crovia.capture.v1";
@@ -837,7 +837,7 @@
     if (body.outcome !== "failed" && !has(body, "status")) {
       throw new CheckFailed("envelope_shape", `a capture ${body.outcome} names the response's status`, null, null);
     }
-    // What each outcome says of the response (ledger/capture_record.py): the outcome reported
+    // What each outcome says of the response (ledger/records/capture.py): the outcome reported
     // must be one the facts signed beside it allow.
     const status = has(body, "status") ? body.status.big : null;
     if (body.outcome === "removed" && status !== 404n && status !== 410n) {
@@ -852,7 +852,7 @@
     checkBrowserCapture(body);
   }
 
-  // A browser capture's `mode` and `browser`, as ledger/capture_record.py browser_problem holds
+  // A browser capture's `mode` and `browser`, as ledger/records/capture.py browser_problem holds
   // them, rule for rule: absent mode, a plain capture without `browser`; "browser", its facts
   // well-formed, and only a complete or partial capture a version of the page.
   const BROWSER_KEYS = [
@@ -921,7 +921,7 @@
     if (!BROWSER_USABLE.includes(browser.verdict) && body.outcome !== "failed") fail(`a ${browser.verdict} browser capture has the outcome failed`);
   }
 
-  // What ties a capture record's envelope to its body (ledger/capture_record.py
+  // What ties a capture record's envelope to its body (ledger/records/capture.py
   // capture_envelope_problem): the page reported from object and subject is body.url, and the
   // time observed is body.captured_at cut to seconds.
   function checkCaptureEnvelope(env) {
@@ -932,7 +932,7 @@
     if (env.subject.observed_at !== env.body.captured_at.slice(0, 19) + "Z") fail("envelope.subject.observed_at is not body.captured_at cut to seconds");
   }
 
-  // A coverage record's body, as ledger/coverage_record.py coverage_problem holds it, rule for
+  // A coverage record's body, as ledger/records/coverage.py coverage_problem holds it, rule for
   // rule and in the same order; the digest of each listed set is recomputed by
   // checkCoverageDigests (WebCrypto's hash is asynchronous), within the same check.
   const COVERAGE_SCHEMA = "crovia.coverage.v1";
@@ -1003,7 +1003,7 @@
     }
   }
 
-  // What ties a coverage record's envelope to its body (ledger/coverage_record.py
+  // What ties a coverage record's envelope to its body (ledger/records/coverage.py
   // coverage_envelope_problem): arXiv's list of the category, the category and day, the time.
   function checkCoverageEnvelope(env) {
     const body = env.body;

@@ -4,8 +4,8 @@ A valid signature only says the key signed those bytes; a seal's fields with the
 signature verify as an "envelope" too (both sign canonical JSON of the object minus its signature).
 So both verifiers require the reference envelope's exact top-level key set, `schema`
 "crovia.axiom.v1", `axiom_type` "AX.OBS" (an observed item), "AX.FETCH" (a fetch record,
-ledger/fetch_record.py), "AX.CAPTURE" (a capture of an item's page, ledger/capture_record.py) or
-"AX.COVERAGE" (arXiv's coverage of a category and day, ledger/coverage_record.py),
+ledger/records/fetch.py), "AX.CAPTURE" (a capture of an item's page, ledger/records/capture.py) or
+"AX.COVERAGE" (arXiv's coverage of a category and day, ledger/records/coverage.py),
 an anchor naming the leaf index, and the fields a verifier reports for
 that type with the right types. Sub-objects stay open: `object` may carry more keys than
 `captured_by` and `primary_source_url` (an arXiv id, a fetch record), `body` more than its title
@@ -19,11 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ledger.capture_record import CAPTURE_TYPE, capture_envelope_problem, capture_problem
-from ledger.coverage_record import COVERAGE_TYPE, coverage_envelope_problem, coverage_problem
 from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, AXIOM_TYPE, ENVELOPE_SCHEMA
 from ledger.exceptions import AnchorMismatch, EnvelopeMalformed
-from ledger.fetch_record import (
+from ledger.records.capture import CAPTURE_TYPE, capture_envelope_problem, capture_problem
+from ledger.records.coverage import COVERAGE_TYPE, coverage_envelope_problem, coverage_problem
+from ledger.records.fetch import (
     FETCH_TYPE,
     OUTCOMES,
     entries_problem,
