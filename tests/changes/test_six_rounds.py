@@ -366,43 +366,210 @@ def rezip(source: Path, target: Path, name: str) -> None:
             new.writestr(info, bytes(data))
 
 
-def test_a_bundle_of_the_edit_verifies_offline_and_names_a_changed_byte(rounds, tmp_path):
+def reseal(source: Path, target: Path, files: dict[str, bytes | None]) -> None:
+    """`source` with `files` put in (None: taken out) and its manifest made again to list them,
+    as a forger who rewrites the whole bundle would: only what the files say can catch it."""
+    import hashlib
     import zipfile
 
+    with zipfile.ZipFile(source) as old:
+        held = {n: old.read(n) for n in old.namelist()}
+    held.update({n: d for n, d in files.items() if d is not None})
+    for name in [n for n, d in files.items() if d is None]:
+        del held[name]
+    manifest = json.loads(held["manifest.json"])
+    manifest["files"] = {
+        n: hashlib.sha256(d).hexdigest()
+        for n, d in sorted(held.items())
+        if n not in ("manifest.json", "manifest.sha256")
+    }
+    held["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    held["manifest.sha256"] = (hashlib.sha256(held["manifest.json"]).hexdigest() + "\n").encode()
+    with zipfile.ZipFile(target, "w") as new:
+        for name, data in sorted(held.items()):
+            new.writestr(name, data)
+
+
+@pytest.fixture(scope="module")
+def bundled(rounds, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The edit's records, their seal stamped by OpenSSL's TSA on loopback (CROVIA_TSA_ROOTS its
+    root and another CA no stamp chains to), bundled, and the zip moved to an empty directory."""
+    from crovia_spider.demo_tsa import OpenSslTsa, TestPki
+
+    pki = TestPki(tmp_path_factory.mktemp("pki"))
+    stranger = TestPki(tmp_path_factory.mktemp("pki-stranger"))
+    roots = f"{pki.root},{stranger.root}"
+    with OpenSslTsa(pki) as tsa:
+        stamped = crovia(rounds["tmp"], "stamp", CROVIA_TSA_URLS=tsa.url, CROVIA_TSA_ROOTS=roots)
+    assert stamped.returncode == 0, stamped.stdout + stamped.stderr
     (edited,) = [e for e in changes(rounds["tmp"]) if e["kind"] == "edited"]
     ids = [r["axiom_id"] for r in edited["records"]]
-    made = crovia(rounds["tmp"], "bundle", *ids, "--out", str(rounds["tmp"] / "case.zip"))
+    made = crovia(
+        rounds["tmp"], "bundle", *ids, "--out", str(rounds["tmp"] / "case.zip"),
+        CROVIA_TSA_ROOTS=roots,
+    )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    alone = tmp_path / "elsewhere"  # no ledger, no key, no config: the zip alone
-    alone.mkdir()
+    alone = tmp_path_factory.mktemp("elsewhere")  # no ledger, no key, no config: the zip alone
     case = alone / "case.zip"
     case.write_bytes((rounds["tmp"] / "case.zip").read_bytes())
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(alone),
-        "CROVIA_LEDGER_DIR": str(alone / "no-ledger"),
-    }
+    return {"case": case, "alone": alone, "pki": pki, "stranger": stranger, "ids": ids}
 
-    def check(path: Path, *pin: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(BIN / "crovia"), "verify", "--bundle", str(path), "--json", *pin],
-            cwd=alone, env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
 
-    done = check(case)
+def check_bundle(alone: Path, path: Path, *pin: str) -> subprocess.CompletedProcess[str]:
+    """`crovia verify --bundle PATH --json` with nothing but `alone` around it: no ledger, no
+    CROVIA_TSA_ROOTS, no network settings."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(alone), "CROVIA_LEDGER_DIR": str(alone / "none")}
+    return subprocess.run(
+        [str(BIN / "crovia"), "verify", "--bundle", str(path), "--json", *pin],
+        cwd=alone, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_a_bundle_of_the_edit_verifies_offline_and_names_a_changed_byte(rounds, bundled):
+    import zipfile
+
+    from cryptography import x509
+
+    case, alone = bundled["case"], bundled["alone"]
+    done = check_bundle(alone, case)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert json.loads(done.stdout)["receipts"] == 3  # two captures and the page's item
+    found = json.loads(done.stdout)
+    assert found["receipts"] == 3  # two captures and the page's item
+    assert found["wacz"] is True and found["tsa_roots"] == 1
     with zipfile.ZipFile(case) as archive:
         names = archive.namelist()
-        assert {"summary.html", "trust_root.json", "rotations.json"} <= set(names)
+        assert {"summary.html", "trust_root.json", "rotations.json", "captures.wacz"} <= set(names)
         texts = [archive.read(n) for n in names if n.startswith("bodies/")]
+        (pem,) = [n for n in names if n.startswith("tsa_roots/")]
+        root = x509.load_pem_x509_certificate(archive.read(pem))
+        receipts = [json.loads(archive.read(n)) for n in names if n.startswith("receipts/")]
+        manifest = json.loads(archive.read("manifest.json"))
+    # the root the stamp chains to, not the other one CROVIA_TSA_ROOTS names
+    assert root == x509.load_pem_x509_certificate(bundled["pki"].root.read_bytes())
+    assert all(r["rfc3161_timestamps"] for r in receipts)
+    assert manifest["wacz"] == "captures.wacz" and manifest["tsa_roots"] == [pem]
+    assert set(manifest["files"]) == set(names) - {"manifest.json", "manifest.sha256"}
     assert any(OLD_SENTENCE.encode() in t for t in texts)
     assert any(NEW_SENTENCE.encode() in t for t in texts)
     for name in names:
         broken = alone / "broken.zip"
         rezip(case, broken, name)
-        failed = check(broken)
+        failed = check_bundle(alone, broken)
         assert failed.returncode == 1, (name, failed.stdout)
         assert json.loads(failed.stdout)["file"] == name, (name, failed.stdout)
-    other = crovia(rounds["tmp"], "verify", "--bundle", str(case), "--pubkey", "00" * 32)
-    assert other.returncode != 0  # the key you pin, not the bundle's word
+    other = check_bundle(alone, case, "--pubkey", "00" * 32)
+    assert other.returncode == 1  # the key you pin, not the bundle's word
+    shown = crovia(rounds["tmp"], "pubkey", "--json")  # the operator's key, from its key file
+    assert shown.returncode == 0, shown.stderr
+    key = json.loads(shown.stdout)["public_key_hex"]
+    pinned = check_bundle(alone, case, "--pubkey", key)
+    assert pinned.returncode == 0, pinned.stdout
+
+
+def test_the_bundles_wacz_is_the_captures_and_wacz_validate_accepts_it(bundled, tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(bundled["case"]) as archive:
+        wacz = archive.read("captures.wacz")
+        receipts = {n: archive.read(n) for n in archive.namelist() if n.startswith("receipts/")}
+    (tmp_path / "captures.wacz").write_bytes(wacz)
+    validated = subprocess.run(
+        [str(BIN / "wacz"), "validate", "-f", str(tmp_path / "captures.wacz")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    with zipfile.ZipFile(tmp_path / "captures.wacz") as inner:
+        held = {n: inner.read(n) for n in inner.namelist()}
+    captures = {
+        n: d for n, d in receipts.items() if json.loads(d)["envelope"]["axiom_type"] == "AX.CAPTURE"
+    }
+    assert len(captures) == 2
+    for name, data in captures.items():
+        assert held["crovia/" + name.split("/")[1]] == data
+    assert any(n.startswith("archive/") and n.endswith(".warc.gz") for n in held)
+
+
+def wacz_with(wacz: bytes, name: str, data: bytes | None) -> bytes:
+    """The WACZ `wacz` with its file `name` replaced by `data` (None: taken out), its own
+    datapackage.json untouched."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(wacz)) as old, zipfile.ZipFile(out, "w") as new:
+        for info in old.infolist():
+            if info.filename != name:
+                new.writestr(info, old.read(info))
+            elif data is not None:
+                new.writestr(info, data)
+    return out.getvalue()
+
+
+def test_a_forged_wacz_or_tsa_root_is_named_even_with_the_manifest_made_again(bundled):
+    import zipfile
+
+    case, alone, forged = bundled["case"], bundled["alone"], bundled["alone"] / "forged.zip"
+    with zipfile.ZipFile(case) as archive:
+        wacz = archive.read("captures.wacz")
+        (pem,) = [n for n in archive.namelist() if n.startswith("tsa_roots/")]
+        with zipfile.ZipFile(__import__("io").BytesIO(wacz)) as inner:
+            warc = next(n for n in inner.namelist() if n.startswith("archive/"))
+            receipt = next(n for n in inner.namelist() if n.startswith("crovia/axm_"))
+            pages = bytearray(inner.read("pages/pages.jsonl"))
+    pages[len(pages) // 2] ^= 0x01
+    cases = {
+        "a page list its datapackage.json does not list": wacz_with(
+            wacz, "pages/pages.jsonl", bytes(pages)
+        ),
+        "no WARC": wacz_with(wacz, warc, None),
+        "a capture's receipt missing": wacz_with(wacz, receipt, None),
+        "not a zip": b"PK\x03\x04 not a zip",
+    }
+    for why, bad in cases.items():
+        reseal(case, forged, {"captures.wacz": bad})
+        failed = check_bundle(alone, forged)
+        assert failed.returncode == 1, (why, failed.stdout)
+        assert json.loads(failed.stdout)["file"] == "captures.wacz", (why, failed.stdout)
+    reseal(case, forged, {"captures.wacz": None})
+    failed = check_bundle(alone, forged)
+    assert json.loads(failed.stdout)["file"] == "captures.wacz", failed.stdout
+    # The stamps are checked against the bundle's TSA roots: another CA's certificate in their
+    # place (named by its own digest, the summary unchanged) fails the stamped receipts.
+    import hashlib
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    stranger = x509.load_pem_x509_certificate(bundled["stranger"].root.read_bytes())
+    name = f"tsa_roots/{hashlib.sha256(stranger.public_bytes(Encoding.DER)).hexdigest()}.pem"
+    reseal(case, forged, {pem: None, name: stranger.public_bytes(Encoding.PEM)})
+    failed = check_bundle(alone, forged)
+    assert failed.returncode == 1, failed.stdout
+    shown = json.loads(failed.stdout)
+    assert shown["file"].startswith("receipts/") and "rfc3161" in shown["message"], shown
+    reseal(case, forged, {pem: b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"})
+    assert json.loads(check_bundle(alone, forged).stdout)["file"] == pem
+
+
+def test_the_bundles_summary_is_text_only(bundled):
+    import zipfile
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: set[str] = set()
+            self.attrs: list = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            self.tags.add(tag)
+            self.attrs += [name for name, _ in attrs]
+
+    with zipfile.ZipFile(bundled["case"]) as archive:
+        page = archive.read("summary.html").decode()
+    parser = Tags()
+    parser.feed(page)
+    fixed = {"html", "head", "meta", "title", "style", "body", "h1", "p", "code", "table", "tr"}
+    assert parser.tags <= fixed | {"th", "td"}, parser.tags
+    assert set(parser.attrs) <= {"lang", "charset", "http-equiv", "content"}
+    assert "default-src 'none'" in page and "captures.wacz" in page and "tsa_roots/" in page
