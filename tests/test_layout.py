@@ -250,3 +250,49 @@ def test_the_crawlers_one_way_rule_sees_a_violation():
     assert ("fetching", "feed") in pairs and ("spiders", "runs") in pairs
     assert _spider_room_of("crovia_spider.spiders.base") == "spiders"
     assert _spider_room_of("crovia_spider.options") == ""
+
+
+def _circles(edges: list[tuple[str, str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a circle (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        if a != b:
+            graph.setdefault(a, set()).add(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_crovia_spider_imports_no_circle():
+    """No module of crovia_spider/ imports one that imports it back, however far round and even
+    inside a function: a spider's parts depend on the base, never the base on them."""
+    assert _circles(_spider_imports()) == []
+
+
+def test_the_circle_rule_sees_a_circle():
+    assert _circles([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == [["a", "b", "c"]]

@@ -28,14 +28,12 @@ guarantees of docs/format.md ("fetch records") hold for every spider.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
-from scrapy.responsetypes import responsetypes
 from twisted.python.failure import Failure
 
 from crovia_spider.config.feeds import DEFAULT_KIND, FeedConfig, feeds_for_spider, load_feeds
@@ -59,7 +57,6 @@ from crovia_spider.runs.runlog import (
     OVER_URL_CAP,
     TRUNCATED,
     UNREADABLE_FEED,
-    FeedOutcome,
     RunLog,
     utc_now_micro,
 )
@@ -68,12 +65,16 @@ from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.capturing import PageCaptures
 from crovia_spider.spiders.fetches import (
     FETCH_RECORDED,
-    HEADER_CHARS,
     FeedFetch,
-    parse_headers,
+    _header,
+    fetch_evidence,
+    kept_response,
+    record_response,
+    response_headers,
     sent_validators,
     signed_entries,
 )
+from crovia_spider.spiders.names import code_spider_names
 from crovia_spider.spiders.oaipmh_walk import OAIPMH_KIND, Harvest, harvest, oai_request
 from crovia_spider.spiders.remote import SEQUENCER, WORKER, RemoteRoles, remote_role
 from crovia_spider.spiders.sitemap_walk import (
@@ -156,10 +157,6 @@ class FeedSpider(PageCaptures, RemoteRoles, scrapy.Spider):
         try:
             spider = super().from_crawler(crawler, *args, **kwargs)
             checked = check_crawler_settings(crawler.settings)  # every setting, first
-            from crovia_spider.spiders.spiderloader import (
-                code_spider_names,  # it imports this module
-            )
-
             if remote_role(crawler.settings) != WORKER:  # a worker's feeds are its jobs'
                 modules = tuple(crawler.settings.getlist("SPIDER_MODULES"))
                 feeds = load_feeds(
@@ -547,64 +544,3 @@ def _recorded_feed(record_body: Mapping[str, Any]) -> FeedConfig:
         exclude=tuple(select.get("exclude") or ()),
         selectors=tuple(selectors.items()) if isinstance(selectors, Mapping) else (),
     )
-
-
-def kept_response(
-    body: bytes,
-    final_url: str,
-    content_type: str,
-    feed: FeedConfig,
-    status: int = 200,
-    validators: Mapping[str, str] | None = None,
-) -> Response:
-    """A kept body as the response a crawl received it in: the class Scrapy picks for it, its
-    final URL, its Content-Type, `status` and `validators` (ETag, Last-Modified), and a request
-    carrying the feed, as in a crawl."""
-    headers = {"Content-Type": content_type} if content_type else {}
-    headers.update(validators or {})
-    kind = responsetypes.from_args(headers=headers, url=final_url, body=body)
-    request = scrapy.Request(feed.url, meta={"feed": feed}, dont_filter=True)
-    return kind(url=final_url, status=status, headers=headers, body=body, request=request)
-
-
-def record_response(outcome: FeedOutcome, response: Response) -> None:
-    """Copy what the run record keeps of a response: final URL, status, size, digest, validators."""
-    outcome.final_url = response.url
-    outcome.status = response.status
-    outcome.bytes = len(response.body)
-    outcome.sha256 = hashlib.sha256(response.body).hexdigest()
-    outcome.etag = _header(response, b"ETag")
-    outcome.last_modified = _header(response, b"Last-Modified")
-
-
-def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dict[str, Any]:
-    """What every envelope of this response signs as `object.fetch`: the URL after redirects, the
-    status, the sha256 of the body as parsed (after transfer and content decoding), when it
-    arrived, and `etag` / `last_modified` only if the response sent them (absent, not empty)."""
-    evidence: dict[str, Any] = {
-        "body_sha256": body_sha256,
-        "fetched_at": fetched_at,
-        "final_url": response.url,
-        "status": response.status,
-    }
-    for key, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
-        if value := _header(response, header):
-            evidence[key] = value
-    return evidence
-
-
-def response_headers(response: Response) -> dict[str, str]:
-    """The headers feedparser reads a body with: its Content-Type, and the final URL as the base
-    of relative links (crovia_spider/spiders/fetches.py: a fetch record names both, so the body
-    can be
-    read again exactly as the crawl read it)."""
-    return parse_headers(_header(response, b"Content-Type"), response.url)
-
-
-def _header(response: Response, name: bytes) -> str:
-    """The header `name` of `response` as text, or "" when it is absent or longer than
-    HEADER_CHARS: every envelope of the response signs its validators and its fetch record the
-    Content-Type, and a ledger line holds 65,535 bytes (a server's 16 KB headers could fill it,
-    and a record over it would stop a crawl's issuing). A real one is far shorter."""
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value and len(value) <= HEADER_CHARS else ""

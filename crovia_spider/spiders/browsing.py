@@ -23,8 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from twisted.python.failure import Failure
 
 from crovia_spider.capture.book import Job
@@ -45,6 +46,7 @@ from crovia_spider.capture.walls import wall_evidence
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.options import resolve_path
 from crovia_spider.runs.stopping import FetchStopped
+from crovia_spider.spiders.fetches import CAPTURE_RECORDED
 from ledger.records.capture import (
     BROWSER_MODE,
     HEADER_CHARS,
@@ -229,8 +231,6 @@ class BrowserCaptures:
         elif found not in USABLE_VERDICTS:
             fetch.error = f"{found}: " + "; ".join(reasons)
             fetch.error = fetch.error[:HEADER_CHARS]
-        from crovia_spider.spiders.capturing import CAPTURE_RECORDED
-
         self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
 
     async def browser_failed(self, failure: Failure) -> None:
@@ -284,7 +284,7 @@ class BrowserCaptures:
         except FetchStopped as exc:
             raise NoAnswer(str(exc)) from None
         except IgnoreRequest as exc:
-            if _over_cap(exc):
+            if over_size_cap(exc):
                 raise NoAnswer(f"body over CROVIA_CAPTURE_MAX_BYTES: {exc}") from None
             raise Refused(str(exc) or "refused") from None
         except Exception as exc:  # the download's own errors: no answer, said in words
@@ -305,10 +305,14 @@ class BrowserCaptures:
         return key
 
 
-def _over_cap(exc: BaseException) -> bool:
-    from crovia_spider.spiders.capturing import _over_size_cap
-
-    return _over_size_cap(exc)
+def over_size_cap(exc: BaseException) -> bool:
+    """A body refused for its size: by its Content-Length or as it came (the downloader), or
+    inflating past the cap (HttpCompressionMiddleware)."""
+    if isinstance(exc, DownloadCancelledError):
+        return "larger than download max size" in str(exc)  # not a cancelled crawl
+    return isinstance(exc, IgnoreRequest) and isinstance(
+        exc.__cause__, _DecompressionMaxSizeExceeded
+    )
 
 
 def _software_unstarted() -> dict[str, str]:

@@ -18,9 +18,8 @@ from typing import Any
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http import Response
-from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from twisted.python.failure import Failure
 
 from crovia_spider.capture.book import Job, book_of
@@ -36,11 +35,15 @@ from crovia_spider.capture.text import extractor as text_extractor
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
-from crovia_spider.spiders.browsing import BrowserCaptures, browser_job, is_browser_job
+from crovia_spider.spiders.browsing import (
+    BrowserCaptures,
+    browser_job,
+    is_browser_job,
+    over_size_cap,
+)
+from crovia_spider.spiders.fetches import CAPTURE_RECORDED
 from ledger.records.capture import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
 
-# Sent (Scrapy signal) with `capture=PageFetch(...)`; pipelines/issue.py signs it.
-CAPTURE_RECORDED = object()
 JOB_META = "crovia_capture"
 # Every status reaches the callback (a 404 or 410 is a removal, others a failed capture); 3xx
 # are still followed by RedirectMiddleware, each hop through the fetch policy.
@@ -306,7 +309,7 @@ class PageCaptures(BrowserCaptures):
         """Why a capture failed. Scrapy's words name DOWNLOAD_MAXSIZE for a body over the cap
         (a capture's cap is CROVIA_CAPTURE_MAX_BYTES) and no limit at all for a redirect loop."""
         exc = failure.value
-        if _over_size_cap(exc):
+        if over_size_cap(exc):
             cap = failure.request.meta["download_maxsize"]
             return f"body over the capture cap, CROVIA_CAPTURE_MAX_BYTES ({cap} B): {exc}"
         if isinstance(exc, IgnoreRequest) and str(exc) == "max redirections reached":
@@ -324,16 +327,6 @@ class PageCaptures(BrowserCaptures):
             run_hash=self.run.parent_run_hash,
             spider=self.name,
         )
-
-
-def _over_size_cap(exc: BaseException) -> bool:
-    """A body refused for its size: by its Content-Length or as it came (the downloader), or
-    inflating past the cap (HttpCompressionMiddleware)."""
-    if isinstance(exc, DownloadCancelledError):
-        return "larger than download max size" in str(exc)  # not a cancelled crawl
-    return isinstance(exc, IgnoreRequest) and isinstance(
-        exc.__cause__, _DecompressionMaxSizeExceeded
-    )
 
 
 def _header(response: Response, name: bytes) -> str:

@@ -16,16 +16,24 @@ changes what an entry's identity is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import scrapy
+from scrapy.http import Response
+from scrapy.responsetypes import responsetypes
+
+from crovia_spider.config.feeds import FeedConfig
 from crovia_spider.feed.body import ParsedFeed
-from crovia_spider.feed.kinds import READERS, read_body
-from ledger.records.fetch import entries_digest, reading_problem
+from crovia_spider.runs.runlog import FeedOutcome
+from ledger.records.fetch import entries_digest
 
 # Sent (Scrapy signal) by the spider with `fetch=FeedFetch(...)`; pipelines/issue.py signs it.
 FETCH_RECORDED = object()
+# Sent (Scrapy signal) by the spider with `capture=PageFetch(...)`; pipelines/issue.py signs it.
+CAPTURE_RECORDED = object()
 # A validator or Content-Type longer than this is read as absent: records sign them, in a ledger
 # line of 65,535 bytes, and a server may send 16 KB a header (crovia_spider/spiders/base.py).
 HEADER_CHARS = 1024
@@ -100,49 +108,62 @@ def signed_entries(
     }
 
 
-def read_kept_body(
+def kept_response(
     body: bytes,
-    record_body: Mapping[str, Any],
     final_url: str,
-    parse: Callable[..., ParsedFeed] = read_body,
-    spider: Any = None,
-    load: Callable[[str], bytes] | None = None,
-) -> dict[str, Any]:
-    """A kept `body` read again as the fetch record whose signed `body` is `record_body` says it
-    was read (its vendor, feed URL, Content-Type and entry limit, and the final URL of the fetch
-    that received it), by the spider class `spider` (`FeedSpider.read_again`: its own reading,
-    and for a feed format `parse`, the crawl's worker and ceilings for a caller that has them):
-    `{"identities": [...], "in_body", "over_limit", "unread"}` as `signed_entries` counts them,
-    or `{"error": why}` when the body is not a readable feed (or the record not one to follow).
-    A record of several bodies (`parts`: a sitemap index's sitemaps) is read with `load`, which
-    gives the kept bytes of a digest (or raises): without it, such a record cannot be read.
-    """
-    entries = record_body.get("entries")
-    vendor, feed_url = record_body.get("vendor"), record_body.get("feed_url")
-    content_type = record_body.get("content_type", "")
-    limit = entries.get("limit") if isinstance(entries, Mapping) else None
-    if not all(type(v) is str for v in (vendor, feed_url, content_type, final_url)):
-        return {"error": "the fetch record names no feed to read it as"}  # the audit says more
-    if type(limit) is not int or limit < 0:
-        return {"error": "the fetch record states no entry limit"}
-    kind = record_body.get("kind", "feed")
-    if type(kind) is not str or kind not in READERS:
-        return {"error": f"the fetch record names no source kind we read: {kind!r:.80}"}
-    if problem := reading_problem(record_body):
-        return {"error": f"the fetch record says no reading we follow: {problem}"}
-    if spider is None:  # the base's reading (vendor_press and every config-made spider)
-        from crovia_spider.spiders.base import FeedSpider
-
-        name = record_body.get("spider")
-        name = name if type(name) is str and name else "feed"
-        spider = type("FeedReader", (FeedSpider,), {"name": name})
-    return spider.read_again(body, record_body, final_url, parse, load)
+    content_type: str,
+    feed: FeedConfig,
+    status: int = 200,
+    validators: Mapping[str, str] | None = None,
+) -> Response:
+    """A kept body as the response a crawl received it in: the class Scrapy picks for it, its
+    final URL, its Content-Type, `status` and `validators` (ETag, Last-Modified), and a request
+    carrying the feed, as in a crawl."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    headers.update(validators or {})
+    kind = responsetypes.from_args(headers=headers, url=final_url, body=body)
+    request = scrapy.Request(feed.url, meta={"feed": feed}, dont_filter=True)
+    return kind(url=final_url, status=status, headers=headers, body=body, request=request)
 
 
-def body_identities(
-    body: bytes, record_body: Mapping[str, Any], final_url: str
-) -> list[dict[str, str]] | None:
-    """The identities read from a kept `body` (`read_kept_body`, by the base's reading), or None
-    when it is not a readable feed."""
-    found = read_kept_body(body, record_body, final_url)
-    return found.get("identities")
+def record_response(outcome: FeedOutcome, response: Response) -> None:
+    """Copy what the run record keeps of a response: final URL, status, size, digest, validators."""
+    outcome.final_url = response.url
+    outcome.status = response.status
+    outcome.bytes = len(response.body)
+    outcome.sha256 = hashlib.sha256(response.body).hexdigest()
+    outcome.etag = _header(response, b"ETag")
+    outcome.last_modified = _header(response, b"Last-Modified")
+
+
+def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dict[str, Any]:
+    """What every envelope of this response signs as `object.fetch`: the URL after redirects, the
+    status, the sha256 of the body as parsed (after transfer and content decoding), when it
+    arrived, and `etag` / `last_modified` only if the response sent them (absent, not empty)."""
+    evidence: dict[str, Any] = {
+        "body_sha256": body_sha256,
+        "fetched_at": fetched_at,
+        "final_url": response.url,
+        "status": response.status,
+    }
+    for key, header in (("etag", b"ETag"), ("last_modified", b"Last-Modified")):
+        if value := _header(response, header):
+            evidence[key] = value
+    return evidence
+
+
+def response_headers(response: Response) -> dict[str, str]:
+    """The headers feedparser reads a body with: its Content-Type, and the final URL as the base
+    of relative links (crovia_spider/spiders/fetches.py: a fetch record names both, so the body
+    can be
+    read again exactly as the crawl read it)."""
+    return parse_headers(_header(response, b"Content-Type"), response.url)
+
+
+def _header(response: Response, name: bytes) -> str:
+    """The header `name` of `response` as text, or "" when it is absent or longer than
+    HEADER_CHARS: every envelope of the response signs its validators and its fetch record the
+    Content-Type, and a ledger line holds 65,535 bytes (a server's 16 KB headers could fill it,
+    and a record over it would stop a crawl's issuing). A real one is far shorter."""
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value and len(value) <= HEADER_CHARS else ""

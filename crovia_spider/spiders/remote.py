@@ -67,6 +67,7 @@ from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.browsing import is_browser_job
 from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
+from crovia_spider.spiders.verdict import NOT_SENT, agree, claimed_result, derive
 from ledger import jsonl
 from ledger.exceptions import KeyFileError
 from ledger.keys import load_signing_key
@@ -78,12 +79,6 @@ logger = logging.getLogger(__name__)
 WORKER = "worker"
 SEQUENCER = "sequencer"
 ROLES = ("", WORKER, SEQUENCER)
-# The fields of an item the spider fills (items.py, the first block): what a result carries. The
-# pipelines' fields are filled again by the sequencer's pipelines; `body` travels by its digest.
-PIPELINE_FIELDS = (
-    "record", "identity", "identity_key", "target_id", "change", "predecessors", "ruleset",
-)  # fmt: skip
-NOT_SENT = (*PIPELINE_FIELDS, "body")
 # How long the sequencer's crawl waits for its run's results, by default (CROVIA_REDIS_RUN_TIMEOUT).
 RUN_TIMEOUT = 3600.0
 # One result's bytes at most, by default (CROVIA_REDIS_RESULT_BYTES): a feed body of 16 MiB, or a
@@ -661,8 +656,6 @@ class RemoteRoles:
         server sent, read again here with the spider's own reader (crovia_spider/spiders/
         verdict.py). The result must state exactly those, and cite every body it carries.
         Raises ResultRefused naming what differs."""
-        from crovia_spider.spiders.verdict import agree, claimed_result, derive  # imports base
-
         claimed = claimed_result(self, feed, result, bodies)
         derived = derive(self, feed, claimed, bodies)
         agree(claimed, derived)

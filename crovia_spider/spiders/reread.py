@@ -24,10 +24,11 @@ from typing import Any
 
 import feedparser
 
+from crovia_spider.feed.body import ParsedFeed
+from crovia_spider.feed.kinds import READERS, read_body
 from crovia_spider.feed.parsepool import BlockingParser
-from crovia_spider.spiders.fetches import read_kept_body
 from ledger.canonical import canonical_json
-from ledger.records.fetch import ENTRY_COUNTS
+from ledger.records.fetch import ENTRY_COUNTS, reading_problem
 from ledger.store import BodyStore, EntryCache
 
 # Part of every cache key: raise it when the reading rule changes (entries.py, identity.py,
@@ -142,3 +143,51 @@ def cache_key(
         spider and f"{spider.__module__}.{spider.__qualname__}",
     ]
     return hashlib.sha256(canonical_json(how)).hexdigest()
+
+
+def read_kept_body(
+    body: bytes,
+    record_body: Mapping[str, Any],
+    final_url: str,
+    parse: Callable[..., ParsedFeed] = read_body,
+    spider: Any = None,
+    load: Callable[[str], bytes] | None = None,
+) -> dict[str, Any]:
+    """A kept `body` read again as the fetch record whose signed `body` is `record_body` says it
+    was read (its vendor, feed URL, Content-Type and entry limit, and the final URL of the fetch
+    that received it), by the spider class `spider` (`FeedSpider.read_again`: its own reading,
+    and for a feed format `parse`, the crawl's worker and ceilings for a caller that has them):
+    `{"identities": [...], "in_body", "over_limit", "unread"}` as `signed_entries` counts them,
+    or `{"error": why}` when the body is not a readable feed (or the record not one to follow).
+    A record of several bodies (`parts`: a sitemap index's sitemaps) is read with `load`, which
+    gives the kept bytes of a digest (or raises): without it, such a record cannot be read.
+    """
+    entries = record_body.get("entries")
+    vendor, feed_url = record_body.get("vendor"), record_body.get("feed_url")
+    content_type = record_body.get("content_type", "")
+    limit = entries.get("limit") if isinstance(entries, Mapping) else None
+    if not all(type(v) is str for v in (vendor, feed_url, content_type, final_url)):
+        return {"error": "the fetch record names no feed to read it as"}  # the audit says more
+    if type(limit) is not int or limit < 0:
+        return {"error": "the fetch record states no entry limit"}
+    kind = record_body.get("kind", "feed")
+    if type(kind) is not str or kind not in READERS:
+        return {"error": f"the fetch record names no source kind we read: {kind!r:.80}"}
+    if problem := reading_problem(record_body):
+        return {"error": f"the fetch record says no reading we follow: {problem}"}
+    if spider is None:  # the base's reading (vendor_press and every config-made spider)
+        from crovia_spider.spiders.base import FeedSpider
+
+        name = record_body.get("spider")
+        name = name if type(name) is str and name else "feed"
+        spider = type("FeedReader", (FeedSpider,), {"name": name})
+    return spider.read_again(body, record_body, final_url, parse, load)
+
+
+def body_identities(
+    body: bytes, record_body: Mapping[str, Any], final_url: str
+) -> list[dict[str, str]] | None:
+    """The identities read from a kept `body` (`read_kept_body`, by the base's reading), or None
+    when it is not a readable feed."""
+    found = read_kept_body(body, record_body, final_url)
+    return found.get("identities")

@@ -8,7 +8,6 @@ overrides the generated one.
 
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
 
@@ -16,14 +15,13 @@ import scrapy
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy.spiderloader import SpiderLoader
-from scrapy.utils.misc import walk_modules_iter
-from scrapy.utils.spider import iter_spider_classes
 
 from crovia_spider.cluster.jobs import SPIDER_NAME
 from crovia_spider.config.feeds import load_feeds
 from crovia_spider.exceptions import ConfigError
 from crovia_spider.options import resolve_path
 from crovia_spider.spiders.base import FeedSpider
+from crovia_spider.spiders.names import code_spider_names  # noqa: F401 (the loader's own)
 from crovia_spider.suggest import did_you_mean
 
 logger = logging.getLogger(__name__)
@@ -84,20 +82,4 @@ def config_spider(name: str) -> type[FeedSpider]:
         f"{name.title().replace('_', '')}Spider",
         (FeedSpider,),
         {"name": name, "__module__": __name__},
-    )
-
-
-@functools.cache
-def code_spider_names(modules: tuple[str, ...] | None = None) -> frozenset[str]:
-    """The names of the spider classes in `modules` (default: the project's SPIDER_MODULES), as
-    Scrapy's loader finds them. Raises ImportError when a module cannot be imported."""
-    if modules is None:
-        from crovia_spider.settings import SPIDER_MODULES
-
-        modules = tuple(SPIDER_MODULES)
-    return frozenset(
-        spider.name
-        for name in modules
-        for module in walk_modules_iter(name)
-        for spider in iter_spider_classes(module)
     )

@@ -28,10 +28,13 @@ from crovia_spider.feed.own_format import read_own_format
 from crovia_spider.items import FeedEntryItem
 from crovia_spider.runs.feed_state import conditional_headers
 from crovia_spider.runs.runlog import FeedOutcome, RunLog
-from crovia_spider.spiders.base import kept_response, record_response, response_headers
 from crovia_spider.spiders.capturing import PageFetch
-from crovia_spider.spiders.fetches import FeedFetch
-from crovia_spider.spiders.remote import NOT_SENT
+from crovia_spider.spiders.fetches import (
+    FeedFetch,
+    kept_response,
+    record_response,
+    response_headers,
+)
 from crovia_spider.spiders.sitemap_walk import ERROR_CHARS, NOT_READ, SITEMAP_KIND, Read, Walk
 from ledger.records.capture import HEADER_CHARS, HEADER_NAMES, MAX_REDIRECTS, URL_CHARS
 from ledger.records.fetch import FAILED, NOT_MODIFIED
@@ -50,6 +53,14 @@ _PAGE = {"key": (str,), "url": (str,), "captured_at": (str,), "final_url": (str,
          "body_sha256": (str, type(None)), "request_head_sha256": (str,),
          "response_head_sha256": (str,), "error": (str,)}  # fmt: skip
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+# The fields of an item the spider fills (items.py, the first block): what a result carries. The
+# pipelines' fields are filled again by the sequencer's pipelines; `body` travels by its digest.
+PIPELINE_FIELDS = (
+    "record", "identity", "identity_key", "target_id", "change", "predecessors", "ruleset",
+)  # fmt: skip
+NOT_SENT = (*PIPELINE_FIELDS, "body")
 
 
 class Claimed(NamedTuple):

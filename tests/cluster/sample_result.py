@@ -13,7 +13,7 @@ from crovia_spider.feed.identity import identity
 from crovia_spider.feed.kinds import read_body
 from crovia_spider.runs.runlog import FeedOutcome
 from crovia_spider.spiders.fetches import FeedFetch, parse_headers, signed_entries
-from crovia_spider.spiders.remote import NOT_SENT
+from crovia_spider.spiders.verdict import NOT_SENT
 from tests.fuzz.fuzz_result import BODY, DIGEST, FEED, Sequencer
 
 FETCHED_AT = "2026-12-03T00:00:01.000000Z"

@@ -88,7 +88,7 @@ def test_a_select_not_of_its_shape_is_refused(select, says):
 def test_a_hostile_reading_in_a_signed_record_is_an_error_when_read_again():
     """A record's select and parts are untrusted when its kept body is read again: a wrong shape
     is an answer of "cannot be read", never an exception (crovia absent, crovia history)."""
-    from crovia_spider.spiders.fetches import read_kept_body
+    from crovia_spider.spiders.reread import read_kept_body
 
     record = {
         "vendor": "lab", "feed_url": "https://lab.example/s.xml", "kind": "sitemap",

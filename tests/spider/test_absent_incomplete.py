@@ -167,7 +167,7 @@ def test_a_cached_answer_is_held_to_the_signed_record(tmp_path, feed_server):
 def _old_record(tmp: Path, body: bytes, limit: int, fetched_at: str) -> dict:
     """Issue a fetch record as the crawl issued them before issue 30: `entries` of
     {count, identities_sha256, limit} only (and keep its body), with the ledger's own writer."""
-    from crovia_spider.spiders.fetches import body_identities
+    from crovia_spider.spiders.reread import body_identities
     from ledger.keys import load_signing_key
     from ledger.records.fetch import entries_digest, new_fetch_envelope
     from ledger.store import BodyStore, Ledger

@@ -89,7 +89,7 @@ def test_every_fetch_record_is_signed_and_its_entry_digest_recomputes_from_the_k
     # Issue 18: one fetch record per feed and crawl; the digest of the entries' identities it
     # signs is what the crawl's own reader finds in the kept body again
     # (crovia_spider/spiders/fetches.py).
-    from crovia_spider.spiders.fetches import body_identities
+    from crovia_spider.spiders.reread import body_identities
     from ledger.records.fetch import entries_digest
     from ledger.store import BodyStore
 

@@ -206,7 +206,7 @@ def test_every_fetch_record_verifies_pinned(six, tmp_path):
 
 
 def test_the_entry_digest_recomputed_from_the_kept_body_equals_the_signed_one(six):
-    from crovia_spider.spiders.fetches import body_identities
+    from crovia_spider.spiders.reread import body_identities
     from ledger.records.fetch import entries_digest
 
     tmp, records, _ = six

@@ -163,7 +163,7 @@ def test_a_bad_kind_is_refused_before_any_request(tmp_path, kind, says):
 
 
 def test_a_kept_body_is_read_again_as_the_kind_its_record_names():
-    from crovia_spider.spiders.fetches import read_kept_body
+    from crovia_spider.spiders.reread import read_kept_body
 
     record = {"vendor": "lab", "feed_url": "https://notes.example.org/f", "entries": {"limit": 9}}
     body = jsonfeed(GOOD_ITEM)
