@@ -35,6 +35,7 @@ import functools
 import hashlib
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -741,34 +742,35 @@ def job_key(settings: Any) -> Any:
 def captures_signed(ledger: Any, offset: int, run_hash: str) -> dict[tuple[str, str], str]:
     """(page URL, item) -> outcome of each capture record of run `run_hash` the ledger holds
     past byte `offset`: a restarted sequencer signs none of them again (and counts them)."""
-    found: dict[tuple[str, str], str] = {}
-    needle, kind = run_hash.encode(), CAPTURE_TYPE.encode()
-    for _, line in jsonl.iter_lines(ledger, offset):
-        if needle not in line or kind not in line:
-            continue
-        try:
-            envelope = orjson.loads(line)
-            body = envelope["body"]
-            if envelope.get("axiom_type") == CAPTURE_TYPE and body.get("run") == run_hash:
-                found[(body["url"], body["item"])] = str(body["outcome"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
-            continue  # not a line of ours to read here: crovia audit says more
-    return found
+    return {
+        (body["url"], body["item"]): str(body["outcome"])
+        for body in _bodies_of_run(ledger, offset, run_hash, CAPTURE_TYPE, ("url", "item"))
+    }
 
 
 def fetches_signed(ledger: Any, offset: int, run_hash: str) -> set[str]:
     """The feed URLs whose fetch record of run `run_hash` the ledger holds past byte `offset`
     (where the run began): a restarted sequencer signs none of them again."""
-    found: set[str] = set()
-    needle, kind = run_hash.encode(), FETCH_TYPE.encode()
+    return {
+        body["feed_url"]
+        for body in _bodies_of_run(ledger, offset, run_hash, FETCH_TYPE, ("feed_url",))
+    }
+
+
+def _bodies_of_run(
+    ledger: Any, offset: int, run_hash: str, kind: str, needs: tuple[str, ...]
+) -> Iterator[dict[str, Any]]:
+    """The bodies of the `kind` records of run `run_hash` past byte `offset` holding `needs`."""
+    needle, kind_bytes = run_hash.encode(), kind.encode()
     for _, line in jsonl.iter_lines(ledger, offset):
-        if needle not in line or kind not in line:
+        if needle not in line or kind_bytes not in line:
             continue
         try:
             envelope = orjson.loads(line)
             body = envelope["body"]
-            if envelope.get("axiom_type") == FETCH_TYPE and body.get("run") == run_hash:
-                found.add(body["feed_url"])
+            if envelope.get("axiom_type") != kind or body.get("run") != run_hash:
+                continue
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             continue  # not a line of ours to read here: crovia audit says more
-    return found
+        if isinstance(body, dict) and all(name in body for name in needs):
+            yield body
