@@ -24,7 +24,10 @@ def _job(*args: str) -> Job:
     return Job(name="hourly", trigger=trigger, when="every 1h", spider="vendor_press", args=args)
 
 
-def test_a_crawl_job_becomes_a_crawl_on_the_cluster() -> None:
+def test_a_crawl_job_becomes_a_crawl_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    # cluster_command puts the URL in this process's environment for the children: taken out
+    # after the test, or every later crawl of this test worker would read it.
+    monkeypatch.delenv("CROVIA_REDIS_URL", raising=False)
     argv = cluster_command(_job("-a", "vendor=openai,arxiv_*", "-a", "skip=arxiv_cs_lg"), "r://")
     assert argv[3:] == [
         "crawl", "--redis", "--spider", "vendor_press", "openai", "arxiv_*",
