@@ -223,6 +223,12 @@ def _main(argv: list[str]) -> int:
         return _reader_gone(code)
     except KeyboardInterrupt:
         return 130
+    except UsageError as exc:  # a command line a command refused after parsing (verify's one of)
+        if getattr(args, "json", False):
+            print_json(failure(exc, EXIT_USAGE))
+        else:
+            print(f"{exc.usage}{exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # the one handler: known errors become a message and an exit code
         code = exit_code_for(exc)
         try:

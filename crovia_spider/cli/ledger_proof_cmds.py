@@ -159,11 +159,15 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     """`verify --bundle ZIP` (crovia_spider/cli/bundle_cmds.py); a receipt beside it is a usage
     error, and so is neither."""
     from crovia_spider.cli.bundle_cmds import cmd_verify_bundle
-    from ledger.exceptions import LedgerError
     from ledger.keys import parse_pin
 
     if args.bundle is None or args.receipt is not None:
-        raise LedgerError("give a RECEIPT or --bundle ZIP: one of them")
+        from crovia_spider.cli import UsageError
+
+        raise UsageError(
+            "crovia verify: error: give a RECEIPT or --bundle ZIP: one of them",
+            "usage: crovia verify [options] RECEIPT | crovia verify [options] --bundle ZIP\n",
+        )
     parse_pin(args.pubkey, args.key_id)
     return cmd_verify_bundle(args)
 

@@ -115,4 +115,4 @@ def test_a_usage_error_without_json_is_argparses(capsys: pytest.CaptureFixture) 
     assert main(["verify"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "usage: crovia verify" in captured.err
-    assert "the following arguments are required: receipt" in captured.err
+    assert "give a RECEIPT or --bundle ZIP" in captured.err  # a receipt, or a bundle of them
