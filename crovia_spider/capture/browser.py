@@ -257,6 +257,8 @@ class BrowserSession:
             await page_run.run(browser, rendered)
         finally:
             watch.cancel()
+        if not page_run.over_memory:  # a page faster than the watch's first look is held too
+            page_run.over_memory = await self._over_memory()
         if page_run.over_memory:
             rendered.failure = page_run.over_memory
             async with self._lock:
@@ -264,17 +266,22 @@ class BrowserSession:
         return rendered
 
     async def _watch_memory(self, page_run: _PageRun) -> None:
-        limit = self.options.memory_mb * 1024 * 1024
         while True:
             await asyncio.sleep(1.0)
-            held = await asyncio.to_thread(lambda: resident_bytes(session_processes(self.token)))
-            if held > limit:
-                page_run.over_memory = (
-                    f"the browser held {held >> 20} MiB, over CROVIA_BROWSER_MEMORY_MB"
-                    f" ({self.options.memory_mb})"
-                )
+            page_run.over_memory = await self._over_memory()
+            if page_run.over_memory:
                 await page_run.abandon()
                 return
+
+    async def _over_memory(self) -> str:
+        """Why the browser is over its memory ("" when it is not)."""
+        held = await asyncio.to_thread(lambda: resident_bytes(session_processes(self.token)))
+        if held <= self.options.memory_mb * 1024 * 1024:
+            return ""
+        return (
+            f"the browser held {held >> 20} MiB, over CROVIA_BROWSER_MEMORY_MB"
+            f" ({self.options.memory_mb})"
+        )
 
 
 def _fill(exchanges: Exchanges, exchange: Exchange, answer: Answer) -> Exchange:
