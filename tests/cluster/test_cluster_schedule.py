@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -18,6 +19,8 @@ from crovia_spider.schedule.triggers import interval_trigger, parse_duration
 from tests.cluster.harness import Cluster, feeds_on_hosts
 from tests.crawl import PROJECT_ROOT
 
+_URL = "CROVIA_REDIS_URL"
+
 
 def _job(*args: str) -> Job:
     trigger = interval_trigger(parse_duration("1h"))
@@ -27,8 +30,9 @@ def _job(*args: str) -> Job:
 def test_a_crawl_job_becomes_a_crawl_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     # cluster_command puts the URL in this process's environment for the children: taken out
     # after the test, or every later crawl of this test worker would read it.
-    monkeypatch.delenv("CROVIA_REDIS_URL", raising=False)
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != _URL})
     argv = cluster_command(_job("-a", "vendor=openai,arxiv_*", "-a", "skip=arxiv_cs_lg"), "r://")
+    assert os.environ[_URL] == "r://"  # for the children, in the copy monkeypatch takes back
     assert argv[3:] == [
         "crawl", "--redis", "--spider", "vendor_press", "openai", "arxiv_*",
         "--skip", "arxiv_cs_lg",
