@@ -52,6 +52,15 @@ def test_a_page_that_never_yields_fails_and_the_crawl_goes_on(tmp_path):
 def test_a_browser_over_its_memory_fails_the_page_says_so_and_is_started_again(tmp_path):
     with FeedServer() as server, FeedServer() as other, FeedServer() as third:
         feeds = script_site(server, other, third, listed=("js", "refused"))
+        # Both pages hold 256 MiB in their renderer, whatever the machine's load: the browser is
+        # over its 64 MiB at the watch's every look, never by chance of a sample.
+        hog = (
+            b"<!doctype html><html><body><p>Memory.</p><script>window.kept=[];for(let i=0;i<32;"
+            b"i++){const b=new Uint8Array(8<<20);b.fill(1);window.kept.push(b);}</script>"
+            b"</body></html>"
+        )
+        for name in ("js", "refused"):
+            server.script(f"articles/{name}", Reply(body=hog, headers=HTML))
         one_at_a_time = ("-s", "CROVIA_BROWSER_CONCURRENCY=1")
         done = run_crawl(tmp_path, feeds, "-s", "CROVIA_BROWSER_MEMORY_MB=64", *one_at_a_time)
     assert done.returncode == 0, done.stderr[-3000:]
