@@ -257,8 +257,6 @@ class BrowserSession:
             await page_run.run(browser, rendered)
         finally:
             watch.cancel()
-        if not page_run.over_memory:  # a page faster than the watch's first look is held too
-            page_run.over_memory = await self._over_memory()
         if page_run.over_memory:
             rendered.failure = page_run.over_memory
             async with self._lock:
@@ -348,6 +346,8 @@ class _PageRun:
             rendered.loaded = await self._load(page)
             await self._settle()
             await self._keep(page, rendered)
+            if not self.over_memory:  # a page kept before the watch's first look: held too,
+                self.over_memory = await self.session._over_memory()  # while it is still open
         except Exception as exc:  # Playwright's errors, a closed context: the page failed
             if not rendered.failure:
                 rendered.failure = self._failure(exc)
