@@ -190,8 +190,8 @@ class RunLog:
             "problems": list(self.problems),
             "totals": totals,
             "feeds": feeds,
+            # Each only when there is any, so a run without them keeps its shape.
             **({"watched": watched} if watched else {}),
-        } | (
-            ({"captures": copy.deepcopy(self.captures)} if self.captures else {})
-            | ({"pages": copy.deepcopy(self.pages)} if self.pages else {})
-        )
+            **({"captures": copy.deepcopy(self.captures)} if self.captures else {}),
+            **({"pages": copy.deepcopy(self.pages)} if self.pages else {}),
+        }
