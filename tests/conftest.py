@@ -19,20 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from crovia_spider.config.settings_check import HARNESS_VARIABLES
 from tests.feedserver import FeedServer
 
-# What the test infrastructure needs from `make test` (the Makefile exports the first four):
-# Chromium, node, redis-server and pywb's venv, the no-skip rule, the time each fuzz harness runs.
-INFRASTRUCTURE = frozenset(
-    {
-        "CROVIA_CHROMIUM",
-        "CROVIA_NODE",
-        "CROVIA_REDIS_SERVER",
-        "CROVIA_PYWB_BIN",
-        "CROVIA_FORBID_SKIPS",
-        "CROVIA_FUZZ_SECONDS",
-    }
-)
+# What the test infrastructure needs from `make test`: the variables the Makefile exports for its
+# own run (crovia doctor knows them too: none is a setting), and the Chromium the browser tests
+# and the browser captures both use.
+INFRASTRUCTURE = HARNESS_VARIABLES | {"CROVIA_CHROMIUM"}
 for _name in [n for n in os.environ if n.startswith("CROVIA_") and n not in INFRASTRUCTURE]:
     del os.environ[_name]
 
