@@ -115,6 +115,10 @@ def enqueue(box: Outbox, ledger_dir: Path, config: NotifyConfig, settings: Setti
 
     events = derive_changes(ledger_dir, settings.rule)
     newest = max((e.leaf_index for e in events), default=-1)
+    known = [box.endpoints.get(endpoint_id(t.kind, t.url)) for t in config.targets]
+    since = min((e.cursor for e in known if e is not None and not e.disabled), default=newest)
+    # Each event a target may be told of, diffed once whatever the number of targets.
+    events = [with_diff(e, ledger_dir) for e in events if e.leaf_index > since]
     checkpoint = _checkpoint(ledger_dir)
     added = 0
     for target in config.targets:
@@ -130,7 +134,6 @@ def enqueue(box: Outbox, ledger_dir: Path, config: NotifyConfig, settings: Setti
             e for e in events if e.leaf_index > endpoint.cursor and target.wants(e.kind, e.vendor)
         ]
         for event in fold(wanted, settings.per_page):
-            with_diff(event, ledger_dir)
             message = _message(key, target, event, checkpoint, config.site)
             if message.id not in box.messages:
                 box.messages[message.id] = message

@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -321,18 +321,19 @@ class _Deriver:
 
 
 def with_diff(event: ChangeEvent, directory: Path) -> ChangeEvent:
-    """`event` with the title of the page its capture kept (`page_title`, text) and, for an
-    `edited` one, the diff of its two kept main texts, read from the ledger's kept bodies and
-    checked against their digests; a text that cannot be read is said in `detail`, never
-    guessed."""
+    """A copy of `event` with the title of the page its capture kept (`page_title`, text) and,
+    for an `edited` one, the diff of its two kept main texts, read from the ledger's kept bodies
+    and checked against their digests; a text that cannot be read is said in `detail`, never
+    guessed. `event` is left as it was: a second call says it once too."""
+    event = replace(event)
+    store = BodyStore(directory)
     if event.body and not event.page_title:
-        event.page_title = _kept_title(BodyStore(directory), event.body)
+        event.page_title = _kept_title(store, event.body)
     if event.kind != EDITED or event.diff:
         return event
     if not (event.old_text and event.new_text):
         event.detail += "; no main text to diff (not an HTML page): the body's digest changed"
         return event
-    store = BodyStore(directory)
     try:
         old = store.get(event.old_text).decode("utf-8")
         new = store.get(event.new_text).decode("utf-8")
