@@ -36,7 +36,6 @@ from scrapy.crawler import Crawler
 
 from crovia_spider.capture.book import DEFAULT_SCHEDULE, CaptureBook, parse_schedule, set_book
 from crovia_spider.capture.text import extractor as text_extractor
-from crovia_spider.capture.walls import wall_evidence
 from crovia_spider.exceptions import CrawlRefused
 from crovia_spider.feed.ceilings import DEFAULT_MEMORY_MB
 from crovia_spider.feed.parsepool import start_worker
@@ -49,7 +48,7 @@ from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
 from ledger.envelope import axiom_id_of, new_envelope
 from ledger.exceptions import EmptyLedger, LedgerError
 from ledger.records.capture import FAILED as CAPTURE_FAILED
-from ledger.records.capture import USABLE_VERDICTS, new_capture_envelope
+from ledger.records.capture import new_capture_envelope
 from ledger.records.fetch import new_fetch_envelope
 from ledger.store import BodyStore, Ledger, capture_of, keep_pages
 from pipelines.ledger_session import LedgerSession
@@ -221,15 +220,10 @@ class IssuePipeline(Stage):
         outcome, previous = self.book.judge(
             job.key, job.url, capture.final_url, capture.status, version
         )
-        if capture.browser is not None and capture.browser["verdict"] not in USABLE_VERDICTS:
-            outcome = CAPTURE_FAILED  # a wall or a failed rendering is no version of the page
-        if capture.no_main_text:  # kept and signed, but a menu is no version of the page
-            outcome = CAPTURE_FAILED
         error = capture.error
-        wall = _wall(capture) if capture.browser is None else []
-        if wall:  # a bot wall answered for the page: kept and signed, never a version of it
-            outcome = CAPTURE_FAILED
-            error = "a bot wall, not the page: " + "; ".join(wall)
+        not_the_page = capture.not_the_page()  # a wall, a failed rendering, a menu: kept, signed
+        if not_the_page is not None:
+            outcome, error = CAPTURE_FAILED, not_the_page
         if outcome == CAPTURE_FAILED and not error:
             error = f"HTTP {capture.status}"
         try:
@@ -394,16 +388,3 @@ class IssuePipeline(Stage):
         after = self.crawler.settings.getint("CROVIA_FAILING_AFTER", 3)
         streaks = failing_streaks(state or load_state(writer.directory), run, after)
         log_summary(run, record, seal=seal_text, streaks=streaks)
-
-
-def _wall(capture: Any) -> list[str]:
-    """The evidence that a plain capture's answer is a bot wall (crovia_spider/capture/walls.py,
-    the rule a browser capture's verdict uses), read from its kept response head and body."""
-    if capture.status is None or capture.body is None:
-        return []
-    headers = {}
-    for line in capture.response_head.split(b"\r\n")[1:]:
-        name, colon, value = line.partition(b":")
-        if colon:
-            headers[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
-    return wall_evidence(capture.status, headers, capture.body)

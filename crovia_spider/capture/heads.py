@@ -8,21 +8,27 @@ line and headers as received, before content decoding: `CaptureHeadsMiddleware` 
 the response leaves the downloader, ahead of Scrapy's HttpCompressionMiddleware (docs/format.md,
 "AX.CAPTURE"). Each head is CRLF lines ending in an empty line; header names are as Scrapy keeps
 them (title-cased), in the order received, each value of a repeated header on its own line.
+`response_fields` reads a kept response head back, with warcio's parser (the one an export
+replays it with, crovia_spider/archive/heads.py).
 """
 
 from __future__ import annotations
 
 from http import HTTPStatus
+from io import BytesIO
 from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.http import Response
+from warcio.statusandheaders import StatusAndHeadersParser
 
 # Where the heads are put in request.meta (for capture requests only).
 HEADS_META = "crovia_capture_heads"
 # A head longer than this is cut there (Twisted itself refuses far larger ones).
 MAX_HEAD_BYTES = 256 * 1024
+# warcio's head parser, any status line accepted (a cluster worker's head is hostile input).
+_FIELDS = StatusAndHeadersParser([], verify=False)
 
 
 def _lines(headers: Any) -> list[bytes]:
@@ -53,6 +59,16 @@ def response_head(response: Response) -> bytes:
     protocol = getattr(response, "protocol", None) or "HTTP/1.1"
     status = f"{protocol} {response.status} {reason}".rstrip() + "\r\n"
     return _cut(status.encode("latin-1", "replace") + b"".join(_lines(response.headers)) + b"\r\n")
+
+
+def response_fields(kept: bytes) -> dict[str, str]:
+    """The header fields of the kept response head `kept`, names in lower case, a repeated
+    header's last value ({} when there is no head)."""
+    try:
+        head = _FIELDS.parse(BytesIO(kept))
+    except EOFError:
+        return {}
+    return {name.lower(): value for name, value in head.headers}
 
 
 def _cut(head: bytes) -> bytes:

@@ -23,7 +23,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from crovia_spider.capture.book import Job, book_of
-from crovia_spider.capture.heads import HEADS_META
+from crovia_spider.capture.heads import HEADS_META, response_fields
 from crovia_spider.capture.text import (
     NO_MAIN_TEXT,
     MainText,
@@ -32,6 +32,7 @@ from crovia_spider.capture.text import (
     selected_within,
 )
 from crovia_spider.capture.text import extractor as text_extractor
+from crovia_spider.capture.walls import wall_evidence
 from crovia_spider.fetching.politeness import describe_failure
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.runs.stopping import FetchStopped
@@ -42,7 +43,7 @@ from crovia_spider.spiders.browsing import (
     over_size_cap,
 )
 from crovia_spider.spiders.fetches import CAPTURE_RECORDED
-from ledger.records.capture import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS
+from ledger.records.capture import HEADER_CHARS, MAX_REDIRECTS, URL_CHARS, USABLE_VERDICTS
 
 JOB_META = "crovia_capture"
 # Every status reaches the callback (a 404 or 410 is a removal, others a failed capture); 3xx
@@ -84,6 +85,22 @@ class PageFetch:
         and signed, but no version of the page."""
         answered = self.status is not None and 200 <= self.status < 300
         return answered and self.text is None and self.error.startswith(NO_MAIN_TEXT)
+
+    def not_the_page(self) -> str | None:
+        """Why this answer is no version of the page (None when it may be one): the issue stage
+        signs it `failed` with this error, kept all the same. A browser capture whose verdict is
+        not usable (its error says why); a plain capture answered by a bot wall, read from its
+        kept response head and body by the rule a browser capture's verdict uses
+        (crovia_spider/capture/walls.py), so a cluster's sequencer reads it as a local crawl;
+        an HTML page with no main text (its error says so)."""
+        if self.browser is not None:
+            if self.browser["verdict"] not in USABLE_VERDICTS:
+                return self.error
+        elif self.status is not None and self.body is not None:
+            wall = wall_evidence(self.status, response_fields(self.response_head), self.body)
+            if wall:
+                return "a bot wall, not the page: " + "; ".join(wall)
+        return self.error if self.no_main_text else None
 
 
 class PageCaptures(BrowserCaptures):
