@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ledger.keys import generate_signing_key
+from ledger.keys import generate_signing_key, load_signing_key
+from ledger.store import Ledger
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -75,15 +76,55 @@ def run_crawl(
     """
     if feeds is not None:
         write_feeds(tmp_path / "feeds.toml", feeds)
-    args = [str(BIN / "scrapy"), "crawl", spider, *FAST_SETTINGS, *extra_args]
     return subprocess.run(
-        args,
+        crawl_command(spider, *extra_args),
         cwd=PROJECT_ROOT,
         env=env or crawl_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def crawl_command(spider: str, *extra_args: str) -> list[str]:
+    """The `scrapy crawl SPIDER` command line run_crawl runs."""
+    return [str(BIN / "scrapy"), "crawl", spider, *FAST_SETTINGS, *extra_args]
+
+
+def start_crawl(
+    tmp_path: Path, *extra_args: str, spider: str = "vendor_press", **popen: Any
+) -> subprocess.Popen[str]:
+    """`scrapy crawl SPIDER` as run_crawl runs it (feeds.toml as it is), started in the background;
+    `popen` goes to subprocess.Popen (stdout, stderr)."""
+    return subprocess.Popen(
+        crawl_command(spider, *extra_args),
+        cwd=PROJECT_ROOT,
+        env=crawl_env(tmp_path),
+        text=True,
+        **popen,
+    )
+
+
+def crawl_replies(tmp_path: Path, server: Any, replies: Any, path: str = "lab.xml") -> list[dict]:
+    """One crawl of the feed `path` of `server` (vendor "lab") per (name, Reply) of `replies`, each
+    answered with its reply and exiting 0; every fetch record of the ledger after them."""
+    feeds = [{"vendor": "lab", "url": server.url(path)}]
+    for name, reply in replies:
+        server.script(path, reply)
+        proc = run_crawl(tmp_path, feeds)
+        assert proc.returncode == 0, (name, proc.stderr[-3000:])
+    return fetch_records(tmp_path)
+
+
+def issue_into(tmp_path: Path, unsigned: dict[str, Any]) -> dict[str, Any]:
+    """`unsigned` (an envelope without signature, axiom_id, anchors) signed into the ledger of
+    `tmp_path` with its own key and writer, and sealed, as a hostile writer holding the key would;
+    returned with the axiom_id and leaf_index it was given."""
+    key = load_signing_key(crawl_env(tmp_path)["CROVIA_SIGNING_KEY_FILE"])
+    with Ledger.open(tmp_path / "ledger", signing_key=key) as ledger:
+        [issued] = ledger.issue([unsigned])
+        ledger.seal()
+    return {**unsigned, "axiom_id": issued.axiom_id, "leaf_index": issued.leaf_index}
 
 
 def crovia(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

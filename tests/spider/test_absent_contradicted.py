@@ -14,48 +14,26 @@ answers absent before it appeared.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
-from ledger.keys import load_signing_key
-from ledger.store import BodyStore, Ledger
-from tests.crawl import crawl_env, crovia, envelopes, fetch_records, run_crawl
+from ledger.store import BodyStore
+from tests.crawl import crawl_replies, crovia, envelopes, issue_into
 from tests.feedserver import Reply
+from tests.spider.feedtext import etagged, lab_rss
 
 NEW = "https://lab.example.org/posts/new"
 OLD = ("https://lab.example.org/posts/a", "https://lab.example.org/posts/b")
 CANNOT_TELL = 4
 
 
-def rss(links: list[str]) -> bytes:
-    entries = "".join(
-        f"<item><title>Post {n}</title><link>{link}</link><guid>{link}</guid>"
-        f"<description>About {n}</description></item>"
-        for n, link in enumerate(links)
-    )
-    return (
-        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Lab</title>'
-        f"<link>https://lab.example.org/</link><description>x</description>{entries}"
-        "</channel></rss>"
-    ).encode()
-
-
-def ok(body: bytes) -> Reply:
-    etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-    return Reply(200, body, {"Content-Type": "application/rss+xml", "ETag": etag})
-
-
 def crawl(tmp: Path, server, reply: Reply) -> dict:
-    url = server.script("lab.xml", reply)
-    proc = run_crawl(tmp, [{"vendor": "lab", "url": url}])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return fetch_records(tmp)[-1]
+    return crawl_replies(tmp, server, [("", reply)])[-1]
 
 
 def body_then_304(tmp: Path, server) -> dict:
     """Two real crawls of the feed: a body without NEW, then a 304 confirming it."""
-    crawl(tmp, server, ok(rss(list(OLD))))
+    crawl(tmp, server, etagged(lab_rss(list(OLD))))
     confirmed = crawl(tmp, server, Reply(304))
     assert confirmed["body"]["outcome"] == "not_modified", confirmed["body"]
     return confirmed
@@ -65,19 +43,15 @@ def hostile_observation(victim: Path, scratch: Path, server, observed_at: str = 
     """The AX.OBS of NEW as a real crawl of the same feed signs it (into a scratch ledger), issued
     into `victim`'s ledger with its key and writer (and the body it cites kept), with no fetch
     record: as the sequencer that took a pre-seeded run did. `observed_at` backdates it."""
-    crawl(scratch, server, ok(rss([NEW, *OLD])))
+    crawl(scratch, server, etagged(lab_rss([NEW, *OLD])))
     [observed] = [e for e in envelopes(scratch) if e["body"]["spider_record"]["url"] == NEW]
     unsigned = {k: v for k, v in observed.items() if k not in ("signature", "axiom_id", "anchors")}
     if observed_at:
         unsigned["body"]["spider_record"]["observed_at"] = observed_at
         unsigned["subject"]["observed_at"] = observed_at[:19] + "Z"
-    key = load_signing_key(crawl_env(victim)["CROVIA_SIGNING_KEY_FILE"])
-    with Ledger.open(victim / "ledger", signing_key=key) as ledger:
-        cited = observed["object"]["fetch"]["body_sha256"]  # kept, as the sequencer keeps it
-        BodyStore(victim / "ledger").put(BodyStore(scratch / "ledger").get(cited))
-        [issued] = ledger.issue([unsigned])
-        ledger.seal()
-    return {**unsigned, "axiom_id": issued.axiom_id, "leaf_index": issued.leaf_index}
+    cited = observed["object"]["fetch"]["body_sha256"]  # kept, as the sequencer keeps it
+    BodyStore(victim / "ledger").put(BodyStore(scratch / "ledger").get(cited))
+    return issue_into(victim, unsigned)
 
 
 def _dirs(tmp: Path) -> tuple[Path, Path]:
@@ -128,7 +102,7 @@ def test_a_backdated_observation_after_the_fetch_in_the_ledger_is_never_absent(
 
 def test_an_item_that_appears_later_was_absent_before(tmp_path, feed_server):
     confirmed = body_then_304(tmp_path, feed_server)
-    appeared = crawl(tmp_path, feed_server, ok(rss([NEW, *OLD])))
+    appeared = crawl(tmp_path, feed_server, etagged(lab_rss([NEW, *OLD])))
     # Its AX.OBS comes after the 304 in the ledger, and the fetch record that held it with it.
     proc = absent(tmp_path, "--at", confirmed["body"]["fetched_at"])
     assert proc.returncode == 0, proc.stdout + proc.stderr

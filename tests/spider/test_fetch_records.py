@@ -19,7 +19,15 @@ import pytest
 
 from ledger.keys import key_id, load_signing_key
 from ledger.store import BodyStore
-from tests.crawl import crawl_env, crovia, envelopes, fetch_records, leaves, run_crawl
+from tests.crawl import (
+    crawl_env,
+    crawl_replies,
+    crovia,
+    envelopes,
+    fetch_records,
+    leaves,
+    run_crawl,
+)
 from tests.feedserver import Reply
 
 ITEM = "https://lab.example.org/posts/x"
@@ -68,12 +76,7 @@ CRAWLS = (
 @pytest.fixture(scope="module")
 def six(tmp_path_factory, module_feed_server):
     tmp = tmp_path_factory.mktemp("six")
-    feeds = [{"vendor": "lab", "url": module_feed_server.url("lab.xml")}]
-    for name, reply in CRAWLS:
-        module_feed_server.script("lab.xml", reply)
-        proc = run_crawl(tmp, feeds)
-        assert proc.returncode == 0, (name, proc.stderr[-3000:])
-    records = fetch_records(tmp)
+    records = crawl_replies(tmp, module_feed_server, CRAWLS)
     return tmp, records, module_feed_server
 
 

@@ -13,46 +13,27 @@ own reader and fails (exit 1), naming the fetch record and what differs. The hon
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
-from ledger.keys import load_signing_key
-from ledger.store import BodyStore, Ledger
-from tests.crawl import crawl_env, crovia, fetch_records, run_crawl
+from ledger.store import BodyStore
+from tests.crawl import crawl_replies, crovia, issue_into
 from tests.feedserver import Reply
+from tests.spider.feedtext import etagged, lab_rss
 
 NEW = "https://lab.example.org/posts/new"
 OLD = ("https://lab.example.org/posts/a", "https://lab.example.org/posts/b")
 
 
-def rss(links: list[str]) -> bytes:
-    entries = "".join(
-        f"<item><title>Post {n}</title><link>{link}</link><guid>{link}</guid>"
-        f"<description>About {n}</description></item>"
-        for n, link in enumerate(links)
-    )
-    return (
-        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Lab</title>'
-        f"<link>https://lab.example.org/</link><description>x</description>{entries}"
-        "</channel></rss>"
-    ).encode()
-
-
-def ok(body: bytes) -> Reply:
-    etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-    return Reply(200, body, {"Content-Type": "application/rss+xml", "ETag": etag})
-
-
 # The crawls of the honest ledger, and what each fetch record says.
 CRAWLS = (
-    ("old", ok(rss(list(OLD)))),
+    ("old", etagged(lab_rss(list(OLD)))),
     ("confirmed", Reply(304)),
     ("failed", Reply(404, b"gone for now")),
-    ("new", ok(rss([NEW, *OLD]))),
-    ("same", ok(rss([NEW, *OLD]))),
+    ("new", etagged(lab_rss([NEW, *OLD]))),
+    ("same", etagged(lab_rss([NEW, *OLD]))),
 )
 
 
@@ -60,12 +41,7 @@ CRAWLS = (
 def crawled(tmp_path_factory, module_feed_server):
     """A ledger of real crawls, one per CRAWLS entry; its fetch records by crawl."""
     tmp = tmp_path_factory.mktemp("crawled")
-    feeds = [{"vendor": "lab", "url": module_feed_server.url("lab.xml")}]
-    for name, reply in CRAWLS:
-        module_feed_server.script("lab.xml", reply)
-        proc = run_crawl(tmp, feeds)
-        assert proc.returncode == 0, (name, proc.stderr[-3000:])
-    records = fetch_records(tmp)
+    records = crawl_replies(tmp, module_feed_server, CRAWLS)
     outcomes = [r["body"]["outcome"] for r in records]
     assert outcomes == ["new_body", "not_modified", "failed", "new_body", "unchanged_body"]
     return tmp, dict(zip((name for name, _ in CRAWLS), records, strict=True))
@@ -94,11 +70,7 @@ def _forge(tmp: Path, record: dict, **changes) -> dict:
     unsigned["body"].update(changes)
     if "body_sha256" in changes and "body_sha256" in unsigned["object"].get("fetch", {}):
         unsigned["object"]["fetch"]["body_sha256"] = changes["body_sha256"]
-    key = load_signing_key(crawl_env(tmp)["CROVIA_SIGNING_KEY_FILE"])
-    with Ledger.open(tmp / "ledger", signing_key=key) as ledger:
-        [issued] = ledger.issue([unsigned])
-        ledger.seal()
-    return {**unsigned, "axiom_id": issued.axiom_id, "leaf_index": issued.leaf_index}
+    return issue_into(tmp, unsigned)
 
 
 def _copy(crawled, tmp_path: Path) -> Path:
