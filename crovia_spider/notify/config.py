@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crovia_spider.config.tables import read_toml
+from crovia_spider.config.tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
 
 EVENT_KINDS = ("new", "edited", "moved", "removed", "returned", "unreachable")
 MAX_TARGETS = 100
-_TOP = {"webhooks", "apprise", "apprise_events", "apprise_vendors", "site", "allow_private"}
+_TOP = {
+    key: key for key in ("apprise", "apprise_events", "apprise_vendors", "site", "allow_private")
+} | {"webhooks": "[[webhooks]]"}
 _WEBHOOK = {"url", "events", "vendors", "secret_file"}
 _ID = re.compile(r"[a-z0-9][a-z0-9_]*")
 _ALLOWED = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+)(?::([0-9]{1,5}))?")
@@ -77,9 +79,7 @@ def load_notify(path: Path) -> NotifyConfig:
         return NotifyConfig()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the notify config: {exc}") from exc
-    unknown = sorted(set(document) - _TOP)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; allowed: {sorted(_TOP)}")
+    check_top_level(path, document, _TOP)
     try:
         return _config(document)
     except (TypeError, ValueError) as exc:

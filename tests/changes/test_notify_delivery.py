@@ -144,7 +144,7 @@ def test_a_crawl_killed_while_delivering_loses_nothing(tmp_path):
         ('[[webhooks]]\nurl = "https://x.example/"\nsecret = "s"\n', "unknown key"),
         ('apprise = ["not a url"]\n', "not an Apprise URL"),
         ('allow_private = ["127.0.0.1:x"]\n', "HOST or HOST:PORT"),
-        ("webhook = []\n", "unknown key"),
+        ("webhook = []\n", "unknown top-level key"),
     ],
 )
 def test_a_bad_notify_config_is_refused_naming_file_and_reason(tmp_path, text, reason):
