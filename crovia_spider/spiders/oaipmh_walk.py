@@ -39,7 +39,6 @@ record's parts and kept bodies, with the same `complete_lists`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -47,13 +46,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import scrapy
-from scrapy.http import Response
 
 from crovia_spider.config.feeds import OAIPMH_KIND, FeedConfig
 from crovia_spider.feed.oaipmh import BAD_TOKEN, OaiPage
 from crovia_spider.options import env_default, read_setting
-from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
-from crovia_spider.spiders.sitemap_walk import Read, Walk
+from crovia_spider.spiders.fetches import parse_headers
+from crovia_spider.spiders.sitemap_walk import ERROR_CHARS, Read, Walk, download_part
 
 __all__ = ["OAIPMH_KIND", "Harvest", "complete_lists", "harvest", "oai_request"]
 List = tuple[str, str]  # (set, day): one list a harvest asks for
@@ -232,39 +230,18 @@ def _next(
 async def _fetch(spider: Any, url: str, feed: FeedConfig, walk: Harvest) -> OaiPage | None:
     """The page at `url`, its part added to `walk` (with the error when it gave no records to
     read); None when no body came."""
-    request = scrapy.Request(url, meta={"feed": feed}, dont_filter=True)
-    try:
-        response: Response = await spider.crawler.engine.download_async(request)
-    except Exception as exc:  # a refusal, a timeout, a reset: that request's failure alone
-        text = str(exc).strip()
-        walk.add(
-            {
-                "url": url,
-                "error": f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__,
-            }
-        )
+    response = await download_part(
+        spider, url, walk, lambda u: scrapy.Request(u, meta={"feed": feed}, dont_filter=True)
+    )
+    if response is None:
         return None
-    if response.status != 200:
-        walk.add({"url": url, "final_url": response.url, "error": f"HTTP {response.status}"})
-        return None
-    digest = hashlib.sha256(response.body).hexdigest()
-    part: dict[str, Any] = {
-        "url": url,
-        "final_url": response.url,
-        "status": 200,
-        "body_sha256": digest,
-    }
-    content_type = response.headers.get(b"Content-Type") or b""
-    if 0 < len(content_type) <= HEADER_CHARS:
-        part["content_type"] = content_type.decode("latin-1")
-    walk.add(part)
-    walk.part_bodies[digest] = response.body
+    part = walk.parts[-1]
     headers = parse_headers(part.get("content_type", ""), response.url)
     page = await spider.parser.parse(response.body, headers, OAIPMH_KIND, {})
     if page.failed or not isinstance(page, OaiPage):
-        part["error"] = (page.error or "unreadable OAI-PMH page")[:300]
+        part["error"] = (page.error or "unreadable OAI-PMH page")[:ERROR_CHARS]
         return page if isinstance(page, OaiPage) else None
-    walk.bodies.append(Read(response, page, digest))
+    walk.bodies.append(Read(response, page, part["body_sha256"]))
     return page
 
 

@@ -185,7 +185,7 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
             walk.add({"url": url, "error": why + " (CROVIA_SITEMAP_BYTES)"})
             continue
         fetched += 1
-        child = await _download(spider, url, feed, walk)
+        child = await download_part(spider, url, walk, lambda u: sitemap_request(u, feed))
         if child is None:
             continue
         if child.url != url and child.url in seen:  # redirected to one read: not read twice
@@ -212,13 +212,15 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
     return walk
 
 
-async def _download(spider: Any, url: str, feed: FeedConfig, walk: Walk) -> Response | None:
-    """The response of one sitemap, its part added to `walk`; None (the part saying why) when
-    no body came to read."""
+async def download_part(
+    spider: Any, url: str, walk: Walk, request: Callable[[str], scrapy.Request]
+) -> Response | None:
+    """The response of one further fetch of a walk (a sitemap, an OAI-PMH page), `request(url)`
+    downloaded, its part added to `walk` with its body kept; None (the part saying why) when no
+    body came to read."""
     try:  # a URL our checks let by may still be one Scrapy refuses to request (`http://[::]n/`)
-        request = sitemap_request(url, feed)
-        response = await spider.crawler.engine.download_async(request)
-    except Exception as exc:  # a refusal, a timeout, a reset: that sitemap's failure alone
+        response = await spider.crawler.engine.download_async(request(url))
+    except Exception as exc:  # a refusal, a timeout, a reset: that fetch's failure alone
         walk.add({"url": url, "error": _describe(exc)})
         return None
     if response.status != 200:
