@@ -19,15 +19,12 @@ import pytest
 
 from tests.conftest import FEEDS
 from tests.crawl import (
-    BIN,
-    FAST_SETTINGS,
-    PROJECT_ROOT,
-    crawl_env,
     envelopes,
     feed_outcome,
     fetch_records,
     run_crawl,
     run_records,
+    start_crawl,
     write_feeds,
 )
 from tests.feedserver import FeedServer, Reply
@@ -143,15 +140,8 @@ def test_a_worker_killed_mid_parse_is_replaced_under_the_same_ceilings(tmp_path)
         ]
         write_feeds(tmp_path / "feeds.toml", feeds)
         settings = ("-s", "CROVIA_PARSE_MEMORY_MB=256", "-s", "CROVIA_PARSE_SECONDS=100")
-        args = [str(BIN / "scrapy"), "crawl", "vendor_press", *FAST_SETTINGS, *settings]
-        with subprocess.Popen(
-            args,
-            cwd=PROJECT_ROOT,
-            env=crawl_env(tmp_path),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        ) as proc:
+        pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
+        with start_crawl(tmp_path, *settings, **pipes) as proc:
             assert server.wait_for_request("slow.xml", timeout=60)
             deadline = time.monotonic() + 120
             killed = None

@@ -26,13 +26,10 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import (
-    BIN,
-    FAST_SETTINGS,
-    PROJECT_ROOT,
-    crawl_env,
     crovia,
     envelopes,
     fetch_records,
+    start_crawl,
     write_feeds,
 )
 from tests.feedserver import FeedServer, Reply
@@ -158,15 +155,7 @@ def crawl_measured(
 ) -> tuple[int, TreePeak, str]:
     """`scrapy crawl vendor_press` as tests/crawl.py runs it, its tree's memory watched."""
     write_feeds(tmp_path / "feeds.toml", feeds)
-    command = [str(BIN / "scrapy"), "crawl", "vendor_press", *FAST_SETTINGS, *args]
-    with subprocess.Popen(
-        command,
-        cwd=PROJECT_ROOT,
-        env=crawl_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as proc:
+    with start_crawl(tmp_path, *args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         peak = TreePeak(proc.pid)
         try:
             _, err = proc.communicate(timeout=300)
