@@ -55,12 +55,16 @@ def _text_of(value: Any) -> str:
 
 
 def _flag() -> Kind:
+    """0 or 1, or true or false as Scrapy's getbool reads them (which the crawl then does)."""
+
     def read(value: Any) -> bool:
         if isinstance(value, bool):
             return value
-        text = _text_of(value).lower()
-        if text in ("0", "1", "true", "false"):
-            return text in ("1", "true")
+        text = _text_of(value)
+        if text in ("0", "1"):
+            return text == "1"
+        if value in ("true", "false", "True", "False"):  # as typed: getbool does not strip
+            return value in ("true", "True")
         raise ValueError
 
     return Kind("0 or 1", read)

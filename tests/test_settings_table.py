@@ -97,6 +97,23 @@ def test_values_of_the_kind_are_read(name, value):
     read_setting(name, value, "environment")
 
 
+# Texts a flag may be given; Scrapy's getbool reads the crawl's flags after the check.
+FLAG_TEXTS = ["0", "1", "true", "false", "True", "False", "TRUE", "FALSE", "tRuE", " 1", "true "]
+FLAGS = [name for name, setting in OPTIONS.items() if setting.kind.takes == "0 or 1"]
+
+
+@pytest.mark.parametrize("text", FLAG_TEXTS)
+@pytest.mark.parametrize("name", FLAGS)
+def test_a_flag_the_check_passes_is_read_by_scrapy_as_the_check_read_it(name, text):
+    """The check is the only place a bad flag is refused (one line, exit 2): a value it passes
+    must never be one Scrapy's getbool raises on later, mid-crawl, as a traceback."""
+    try:
+        read = read_setting(name, text, "-s")
+    except ConfigError:
+        return  # refused as one line before the crawl
+    assert Settings({name: text}).getbool(name) is read
+
+
 def test_every_default_is_of_its_kind():
     for name, setting in OPTIONS.items():
         read_setting(name, setting.default, "default")
