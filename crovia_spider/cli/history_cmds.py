@@ -174,16 +174,19 @@ def page_history(directory: Any, identity: dict[str, Any]) -> Any:
 
 
 def _print_page(page: Any) -> None:
-    """The item's page, capture by capture (AX.CAPTURE): versions, removals and moves."""
+    """The item's page, capture by capture (AX.CAPTURE): versions, removals and moves. A
+    browser capture is named so, with its verdict; its chain numbers its own versions."""
     if not page.captures:
         return
     print(f"page {printable(page.captures[0].url)} (captures, AX.CAPTURE):")
-    number = 0
+    numbers: dict[str, int] = {}  # mode -> versions of its chain so far
     for capture in page.captures:
         facts = [f"HTTP {capture.status}" if capture.status is not None else "no answer"]
+        if capture.verdict and not capture.error.startswith(f"{capture.verdict}:"):
+            facts.insert(0, capture.verdict)
         if capture.outcome in ("first", "edited", "moved"):
-            number += 1
-            facts.insert(0, f"version {number}")
+            numbers[capture.mode] = numbers.get(capture.mode, 0) + 1
+            facts.insert(0, f"version {numbers[capture.mode]}")
         if capture.outcome == "moved" or (capture.final_url and capture.final_url != capture.url):
             facts.append(f"at {printable(capture.final_url)}")
         if capture.text_sha256:
@@ -192,6 +195,8 @@ def _print_page(page: Any) -> None:
             facts.append(printable(capture.error))
         # A page kept without its main text is signed "failed": it starts no version.
         label = "failed (no main text)" if capture.no_main_text else capture.outcome
+        if capture.mode:
+            label = f"{capture.mode} capture {label}"
         what = f"{label}: " + ", ".join(facts)
         print(f"  {capture.captured_at}  {what:<60} {capture.axiom_id}")
 

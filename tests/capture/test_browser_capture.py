@@ -214,3 +214,24 @@ def test_crovia_audit_holds_every_blob_of_the_page_to_its_digest(captured, tmp_p
     assert f"capture record {browser['axiom_id']} (exchange 1, body_sha256)" in (
         swapped.stdout + swapped.stderr
     )
+
+
+def test_crovia_history_shows_each_chain_with_its_own_versions(captured):
+    """A browser capture is shown as one, and its chain numbers its own versions: the plain
+    chain of `js` is first, unchanged (one version); the browser's is first, edited (two)."""
+    plain, browser = captured.captures("js"), captured.captures("js", "browser")
+    shown = crovia(captured.tmp_path, "history", plain[0]["body"]["item"])
+    assert shown.returncode == 0, shown.stderr
+    lines = {e["axiom_id"]: "" for e in plain + browser}
+    for line in shown.stdout.splitlines():
+        for axiom_id in lines:
+            if line.rstrip().endswith(axiom_id):
+                lines[axiom_id] = " ".join(line.split()[1:-1])
+    assert lines[plain[0]["axiom_id"]].startswith("first: version 1, HTTP 200, text ")
+    assert lines[plain[1]["axiom_id"]].startswith("unchanged: HTTP 200, text ")
+    assert lines[browser[0]["axiom_id"]].startswith(
+        "browser capture first: version 1, complete, HTTP 200, text "
+    )
+    assert lines[browser[1]["axiom_id"]].startswith(
+        "browser capture edited: version 2, complete, HTTP 200, text "
+    )
