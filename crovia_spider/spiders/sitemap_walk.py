@@ -52,9 +52,6 @@ from crovia_spider.spiders.fetches import HEADER_CHARS, parse_headers
 from ledger.records.fetch import MAX_PARTS
 
 SITEMAP_KIND = "sitemap"
-DEFAULT_FETCHES = 50
-DEFAULT_DEPTH = 3
-DEFAULT_BYTES = 256 << 20  # the bytes one walk reads, uncompressed
 PARTS_BYTES = 30_000  # of a fetch record's 65,535 a line: room for the rest of it
 ERROR_CHARS = 300  # a part's error (a reader's message can be long)
 NOT_READ = "sitemap not read"  # a run record's drop reason: a part that gave no entries
@@ -148,9 +145,9 @@ async def walk_sitemaps(spider: Any, first: Read, feed: FeedConfig) -> Walk:
     response, parsed = first.response, first.parsed
     walk = Walk()
     walk.keep(first)
-    fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES", DEFAULT_FETCHES)
-    depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH", DEFAULT_DEPTH)
-    budget = spider.settings.getint("CROVIA_SITEMAP_BYTES", DEFAULT_BYTES)
+    fetches = spider.settings.getint("CROVIA_SITEMAP_FETCHES")
+    depth_cap = spider.settings.getint("CROVIA_SITEMAP_DEPTH")
+    budget = spider.settings.getint("CROVIA_SITEMAP_BYTES")
     urls = spider.entry_limit(feed)
     seen = {feed.url, response.url}
     queue = Queue()
