@@ -3,10 +3,11 @@
 A process killed with SIGKILL cannot stop its children, and a child busy in one long C call (an
 lxml XPath evaluation) runs no Python code that could notice its parent is gone. Linux's
 PR_SET_PDEATHSIG has the kernel send the child a signal when the thread that started it ends, so
-`crovia crawl`'s `scrapy crawl` and a crawl's parser worker die with their parent, however it
-ends. Set in the child (after fork, or first thing in a spawned process), then the parent is
-checked once more: a parent that died before the call sent nothing. Elsewhere than Linux this is
-a no-op, and the parser worker's own watch thread (crovia_spider/feed/ceilings.py) remains.
+`crovia crawl`'s `scrapy crawl`, a crawl's parser worker and the crawls of the cluster's worker
+and sequencer die with their parent, however it ends. Set in the child (after fork, or first
+thing in a spawned process), then the parent is checked once more: a parent that died before the
+call sent nothing. Elsewhere than Linux this is a no-op, and the parser worker's own watch thread
+(crovia_spider/feed/ceilings.py) remains.
 """
 
 from __future__ import annotations

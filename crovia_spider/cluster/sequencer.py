@@ -49,7 +49,7 @@ from typing import Any
 from crovia_spider.cluster import keys, runstate
 from crovia_spider.cluster.connection import ClusterError, connect, ensure_group, text
 from crovia_spider.cluster.jobs import SPIDER_NAME
-from crovia_spider.cluster.worker import die_with_parent
+from crovia_spider.deathsig import preexec
 from crovia_spider.options import path_default, project_root
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.schedule.children import crawl_command
@@ -336,7 +336,7 @@ class Sequencer:
             argv += ["-s", pair]
         env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}
         runs_from = jsonl.complete_size_or_zero(self.directory / RUNS_FILE)  # its record follows
-        self.child = subprocess.Popen(argv, cwd=project_root(), env=env, preexec_fn=die_with_parent)
+        self.child = subprocess.Popen(argv, cwd=project_root(), env=env, preexec_fn=preexec())
         status = self._wait_child()
         self.child = None
         if self.stopping:

@@ -24,7 +24,6 @@ when it is back; a job whose result could not be sent meanwhile stays pending an
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -44,6 +43,7 @@ from crovia_spider.cluster.jobs import (
     pinned_key,
     verified_job,
 )
+from crovia_spider.deathsig import preexec
 from crovia_spider.options import project_root
 from crovia_spider.runs.runlog import utc_now_micro
 from crovia_spider.schedule.children import crawl_command
@@ -62,17 +62,6 @@ class WorkerOptions:
     idle_exit: float = 0.0  # >0: exit after this many seconds without a job (tests, batch use)
     sequencer_key: str = ""  # the sequencer's job public key, 64 hex (pinned)
     allow_private: list[str] = field(default_factory=list)  # HOST[:PORT] internal hosts allowed
-
-
-def die_with_parent() -> None:
-    """In a daemon's child, before it runs: the kernel kills it when the daemon dies (Linux's
-    PR_SET_PDEATHSIG), so a killed worker leaves no crawl behind still sending results, and a
-    killed sequencer no crawl holding the ledger."""
-    import ctypes
-
-    # Not Linux (no prctl): the child ends when its work does.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def own_ceilings(pairs: list[str]) -> dict[str, str]:
@@ -216,7 +205,7 @@ class Worker:
         env = {**os.environ, "CROVIA_REDIS_URL": self.options.url}  # never on a command line
         self.current = ids
         child = subprocess.Popen(
-            argv, cwd=project_root(), env=env, start_new_session=True, preexec_fn=die_with_parent
+            argv, cwd=project_root(), env=env, start_new_session=True, preexec_fn=preexec()
         )
         asked_to_stop = False
         try:
