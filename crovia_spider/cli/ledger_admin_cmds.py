@@ -261,6 +261,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     )
     print(f"fetch records: {stats['fetch_records']} (one per feed and crawl)")
     print(f"page captures: {stats['page_captures']} (one per capture of an item's page)")
+    print(
+        f"coverage records: {stats['coverage_records']} (one per arXiv category and day whose"
+        " statement changed)"
+    )
     for vendor, count in stats["vendors"].items():
         print(f"  {vendor}: {count} items")
     return EXIT_OK

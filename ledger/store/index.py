@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from ledger.canonical import canonical_json, encode_checked
 from ledger.exceptions import IndexCorrupt
 from ledger.records.capture import PAGE_TARGET_PREFIX
+from ledger.records.coverage import COVERAGE_TARGET_PREFIX
 from ledger.records.fetch import FEED_TARGET_PREFIX
 from ledger.store import find_index
 
@@ -324,20 +325,22 @@ class LedgerIndex:
 
     def vendor_counts(self) -> dict[str, int]:
         """Items (AX.OBS leaves) by vendor; fetch records, whose target is their feed
-        (ledger/records/fetch.py), and page captures, whose target is their page
-        (ledger/records/capture.py), are counted by `target_count`."""
+        (ledger/records/fetch.py), page captures, whose target is their page
+        (ledger/records/capture.py), and coverage records, whose target is their category and
+        day (ledger/records/coverage.py), are counted by `target_count`."""
         self.flush()
-        feed, page = FEED_TARGET_PREFIX, PAGE_TARGET_PREFIX
+        prefixes = (FEED_TARGET_PREFIX, PAGE_TARGET_PREFIX, COVERAGE_TARGET_PREFIX)
         rows = self._db.execute(
-            "SELECT vendor, COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) != ?"
-            " AND substr(target_id, 1, ?) != ? GROUP BY vendor ORDER BY vendor",
-            (len(feed), feed, len(page), page),
+            "SELECT vendor, COUNT(*) FROM leaves WHERE"
+            + " AND ".join(" substr(target_id, 1, ?) != ?" for _ in prefixes)
+            + " GROUP BY vendor ORDER BY vendor",
+            [value for prefix in prefixes for value in (len(prefix), prefix)],
         )
         return dict(rows.fetchall())
 
     def target_count(self, prefix: str) -> int:
-        """Leaves whose target starts with `prefix`: FEED_TARGET_PREFIX (fetch records) or
-        PAGE_TARGET_PREFIX (page captures)."""
+        """Leaves whose target starts with `prefix`: FEED_TARGET_PREFIX (fetch records),
+        PAGE_TARGET_PREFIX (page captures) or COVERAGE_TARGET_PREFIX (coverage records)."""
         self.flush()
         (count,) = self._db.execute(
             "SELECT COUNT(*) FROM leaves WHERE substr(target_id, 1, ?) = ?", (len(prefix), prefix)

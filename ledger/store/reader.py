@@ -23,6 +23,7 @@ from ledger import jsonl, merkle
 from ledger.exceptions import EmptyLedger, IndexCorrupt, LedgerNotFound, NotSealed, UnknownAxiom
 from ledger.receipt.build import build_receipt
 from ledger.records.capture import PAGE_TARGET_PREFIX
+from ledger.records.coverage import COVERAGE_TARGET_PREFIX
 from ledger.records.fetch import FEED_TARGET_PREFIX
 from ledger.store.index import IndexEntry, LedgerIndex, Versions
 from ledger.store.tree import FileNodeStore
@@ -219,9 +220,10 @@ class LedgerReader:
             if last is None
             else {k: last[k] for k in ("leaf_count", "merkle_root", "run_id", "sealed_at")},
             "unsealed_leaves": self._leaf_count - (last["leaf_count"] if last else 0),
-            "vendors": self._index.vendor_counts(),  # items; fetch records and captures below
+            "vendors": self._index.vendor_counts(),  # items; the other records' counts below
             "fetch_records": self._index.target_count(FEED_TARGET_PREFIX),
             "page_captures": self._index.target_count(PAGE_TARGET_PREFIX),
+            "coverage_records": self._index.target_count(COVERAGE_TARGET_PREFIX),
             "runs": sum(1 for _ in jsonl.iter_lines(self.directory / RUNS_FILE)),
         }
 

@@ -115,3 +115,11 @@ def test_coverage_of_a_read_day_and_of_a_day_whose_rss_crawl_failed(tmp_path):
     # left out of find, as fetch records are
     found = crovia(tmp_path, "find", "--vendor", "arxiv", "--json")
     assert records[0]["axiom_id"] not in found.stdout
+    # and counted as what they are by `crovia stats`: coverage records, never items of "arxiv"
+    stats = crovia(tmp_path, "stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    counted = json.loads(stats.stdout)
+    assert counted["coverage_records"] == 2 and counted["fetch_records"] == 3
+    assert counted["vendors"] == {"arxiv_cs_ai": 4, "arxiv_oai": 5}
+    shown = crovia(tmp_path, "stats").stdout
+    assert "coverage records: 2 (one per arXiv category and day whose statement changed)" in shown
