@@ -538,7 +538,8 @@ def setting(name: str) -> Any:
     return read_setting(name, env_default(name), where)
 
 
-_PEM = re.compile(r"-----BEGIN |PRIVATE\+KEY\+")  # a PEM block; a note signer key (tlog)
+# A PEM block or a note signer key (tlog): private key text, never shown nor taken typed.
+PRIVATE_KEY_TEXT = re.compile(r"-----BEGIN |PRIVATE\+KEY\+")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
 _PUBLIC_HEX = re.compile(r"[0-9a-fA-F]{64}")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")
@@ -551,7 +552,7 @@ def key_material(text: str) -> str:
     same), or 40 or more base64 characters of mixed case with a digit. Only for deciding what a
     message may show: a public key typed where one is expected is hidden too."""
     text = text.strip()
-    if _PEM.search(text):
+    if PRIVATE_KEY_TEXT.search(text):
         return "a PEM block or signing key"
     if _HEX.fullmatch(text):
         return f"{len(text)} hex digits"

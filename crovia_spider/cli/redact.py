@@ -23,9 +23,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from crovia_spider.options import key_material
+from crovia_spider.options import PRIVATE_KEY_TEXT, key_material
 
-_PRIVATE = re.compile(r"-----BEGIN |PRIVATE\+KEY\+")
 _RUN = 24  # characters of a typed key in a row that are hidden wherever they appear
 _active: list[re.Pattern[str]] = []
 
@@ -33,7 +32,7 @@ _active: list[re.Pattern[str]] = []
 def private_key_typed(argv: list[str]) -> str:
     """The refusal when a word of `argv` holds a PEM block or a note signing key, else ""."""
     for number, word in enumerate(argv, 1):
-        if _PRIVATE.search(word):
+        if PRIVATE_KEY_TEXT.search(word):
             return (
                 f"a private key was typed on the command line (word {number}); it is not shown"
                 " and nothing ran: give a key by its file (--key FILE), a public key as its 64"
