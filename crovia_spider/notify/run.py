@@ -31,6 +31,7 @@ from crovia_spider.notify.keys import signature_header
 from crovia_spider.notify.outbox import (
     DELIVERED,
     GAVE_UP,
+    OUTBOX_DIR,
     Endpoint,
     Message,
     Outbox,
@@ -92,13 +93,12 @@ def notify_once(ledger_dir: Path, config: NotifyConfig, settings: Settings) -> R
 
     if not config.targets:
         return Report(skipped="no webhook or Apprise URL in the notify config")
-    box = Outbox.load(ledger_dir)
     try:
-        held = lock.acquire(box.lock_path(), LOCK_WAIT)
+        held = lock.acquire(Outbox(Path(ledger_dir) / OUTBOX_DIR).lock_path(), LOCK_WAIT)
     except LedgerLocked as exc:
         return Report(skipped=f"another delivery holds the outbox: {exc}")
     try:
-        box = Outbox.load(ledger_dir)  # read again inside the lock
+        box = Outbox.load(ledger_dir)  # read inside the lock: another run may have changed it
         report = Report(enqueued=enqueue(box, ledger_dir, config, settings))
         box.save()
         deliver(box, config, settings, report)
