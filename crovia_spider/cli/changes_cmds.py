@@ -23,8 +23,7 @@ from crovia_spider.cli.ledger_args import (
     require_ledger,
     utc_time,
 )
-
-EVENT_KINDS = ("new", "edited", "moved", "removed", "returned", "unreachable")
+from ledger.changes.events import EVENT_KINDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 
 from crovia_spider.config.tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
+from ledger.changes.events import EVENT_KINDS
 
-EVENT_KINDS = ("new", "edited", "moved", "removed", "returned", "unreachable")
 MAX_TARGETS = 100
 _TOP = {
     key: key for key in ("apprise", "apprise_events", "apprise_vendors", "site", "allow_private")

@@ -19,6 +19,7 @@ from ledger import exports_on_first_use
 
 _EXPORTS = {
     "KINDS": "events",
+    "EVENT_KINDS": "events",
     "ChangeEvent": "events",
     "RecordRef": "events",
     "RemovalRule": "derive",

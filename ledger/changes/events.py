@@ -24,7 +24,9 @@ REMOVED = "removed"  # 404 or 410 at N captures at least T apart (RemovalRule)
 RETURNED = "returned"  # a 2xx after `removed`
 UNREACHABLE = "unreachable"  # no usable answer: 403, 429, 5xx, a timeout, TLS, DNS, a bot wall
 MORE = "more"  # "+N more": a page's events past the cap of one delivery (fold)
-KINDS = (NEW, EDITED, MOVED, REMOVED, RETURNED, UNREACHABLE, MORE)
+# What derive_changes gives, and what a filter (crovia changes --kind, a target's `events`) names.
+EVENT_KINDS = (NEW, EDITED, MOVED, REMOVED, RETURNED, UNREACHABLE)
+KINDS = (*EVENT_KINDS, MORE)
 ID_PREFIX = "chg_"
 
 
