@@ -8,29 +8,21 @@ One real crawl of tests/capture/browser_site.py's JavaScript article, on loopbac
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.archive.test_replay import (
-    COLLECTION,
-    PYWB_BIN,
-    PYWB_HINT,
-    free_port,
-    pywb,
-    wait_for_listener,
-)
+from tests.archive.replay import COLLECTION, in_chromium, wayback
 from tests.capture.browser_site import SENTENCE, script_site
 from tests.crawl import BIN, PROJECT_ROOT, leaves, run_crawl
 from tests.feedserver import FeedServer
 from tests.scratch import bare_env
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, INSTALL_HINT
 
 pytestmark = pytest.mark.slow
 
@@ -112,69 +104,23 @@ def test_wacz_validate_accepts_it(exported):
 
 
 def test_pywb_replays_the_page_with_its_scripts_content(exported, tmp_path):
-    if not (PYWB_BIN / "wayback").exists():
-        pytest.fail(f"pywb is not installed at {PYWB_BIN}: run `{PYWB_HINT}`")
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `{INSTALL_HINT}`")
-    root = tmp_path / "pywb"
-    root.mkdir()
-    for step in (("init", COLLECTION), ("add", "--unpack-wacz", COLLECTION, exported.wacz)):
-        added = pywb("wb-manager", *step, cwd=root)
-        assert added.returncode == 0, added.stdout + added.stderr
-    port, log = free_port(), tmp_path / "wayback.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [str(PYWB_BIN / "wayback"), "--bind", "127.0.0.1", "--port", str(port),
-             "--directory", str(root)],
-            cwd=root, env=bare_env(), stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
     body = exported.capture["body"]
     stamp = "".join(ch for ch in body["captured_at"][:19] if ch.isdigit())
-    try:
-        wait_for_listener(port, server, log)
-        base = f"http://127.0.0.1:{port}"
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            shown, elsewhere = pool.submit(
-                _replayed_text, base, f"{base}/{COLLECTION}/{stamp}/{body['url']}"
-            ).result(timeout=300)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with wayback(exported.wacz, tmp_path) as base:
+        url = f"{base}/{COLLECTION}/{stamp}/{body['url']}"
+        shown, elsewhere = in_chromium(base, lambda page: _replayed_text(page, url))
     assert elsewhere == []
     assert SENTENCE in shown
 
 
-def _replayed_text(base: str, url: str) -> tuple[str, list[str]]:
-    """The text of the replayed page's frame once its script filled it in, and the URLs asked
-    outside pywb's origin (refused)."""
-    from playwright.sync_api import sync_playwright
-
-    elsewhere: list[str] = []
-
-    def only_pywb(route: object) -> None:
-        if route.request.url.startswith(base + "/"):
-            route.continue_()
-        else:
-            elsewhere.append(route.request.url)
-            route.abort()
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.route("**/*", only_pywb)
-            page.goto(url)
-            page.wait_for_function(
-                "[...document.querySelectorAll('iframe')].some((f) => f.contentDocument &&"
-                " f.contentDocument.body &&"
-                f" f.contentDocument.body.innerText.includes({SENTENCE!r}))",
-                timeout=60_000,
-            )
-            (frame,) = [f for f in page.frames if "mp_/" in f.url]
-            return frame.inner_text("body"), elsewhere
-        finally:
-            browser.close()
+def _replayed_text(page: Any, url: str) -> str:
+    """The text of the replayed page's frame once its script filled it in."""
+    page.goto(url)
+    page.wait_for_function(
+        "[...document.querySelectorAll('iframe')].some((f) => f.contentDocument &&"
+        " f.contentDocument.body &&"
+        f" f.contentDocument.body.innerText.includes({SENTENCE!r}))",
+        timeout=60_000,
+    )
+    (frame,) = [f for f in page.frames if "mp_/" in f.url]
+    return frame.inner_text("body")

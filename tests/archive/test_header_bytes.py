@@ -10,11 +10,12 @@ The kept head blob, the evidence, is unchanged; the escaped values are in the WA
 
 from __future__ import annotations
 
-import concurrent.futures
 import re
 import socket
 import subprocess
 import zipfile
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -23,17 +24,9 @@ from crovia_spider.archive.heads import escape_head, replay_head
 from crovia_spider.archive.warc import write_warc
 from crovia_spider.exceptions import ExportRefused
 from ledger.store import BodyStore
-from tests.archive.test_replay import (
-    COLLECTION,
-    PYWB_BIN,
-    PYWB_HINT,
-    free_port,
-    pywb,
-    wait_for_listener,
-)
+from tests.archive.replay import COLLECTION, in_chromium, wayback
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, leaves, run_crawl
 from tests.feedserver import FeedServer, Reply
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, INSTALL_HINT
 
 TITLE = "Headers nobody may send"
 PAGE = (
@@ -186,48 +179,23 @@ def test_warcio_reads_every_record_and_no_head_holds_a_forbidden_byte(exported):
 
 @pytest.mark.slow
 def test_pywb_replays_the_page_and_chromium_shows_it(exported, tmp_path):
-    if not (PYWB_BIN / "wayback").exists():
-        pytest.fail(f"pywb is not installed at {PYWB_BIN}: run `{PYWB_HINT}`")
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `{INSTALL_HINT}`")
-    root = tmp_path / "pywb"
-    root.mkdir()
-    for step in (("init", COLLECTION), ("add", "--unpack-wacz", COLLECTION, exported["wacz"])):
-        added = pywb("wb-manager", *step, cwd=root)
-        assert added.returncode == 0, added.stdout + added.stderr
     with zipfile.ZipFile(exported["wacz"]) as archive:
         assert "crovia/" + exported["captures"]["a"]["axiom_id"] + ".json" in archive.namelist()
     captured_at = exported["captures"]["a"]["body"]["captured_at"]
     stamp = re.sub(r"\D", "", captured_at)[:14]
     page = f"/{COLLECTION}/{stamp}mp_/{exported['base']}/a"
-    port, log = free_port(), tmp_path / "wayback.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [str(PYWB_BIN / "wayback"), "--bind", "127.0.0.1", "--port", str(port),
-             "--directory", str(root)],
-            cwd=root, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        wait_for_listener(port, server, log)
-        head, body = _raw_get(port, page)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            title = pool.submit(_title_in_chromium, f"http://127.0.0.1:{port}{page}").result(300)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    with wayback(exported["wacz"], tmp_path) as base:
+        head, body = _raw_get(base, page)
+        title, _ = in_chromium(base, lambda tab: _title(tab, base + page))
     assert head.startswith(b"HTTP/1.1 200 ")
     assert not FORBIDDEN.search(head.replace(b"\r\n", b"")), head
     assert b"X-Crovia-Escaped-X-Nul: a%00b" in head and TITLE.encode() in body
     assert title.endswith(TITLE)  # pywb may prefix "Archived Page: "
 
 
-def _raw_get(port: int, path: str) -> tuple[bytes, bytes]:
+def _raw_get(base: str, path: str) -> tuple[bytes, bytes]:
     """pywb's answer as bytes: (the head, the body), nothing parsed away."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+    with socket.create_connection(("127.0.0.1", urlsplit(base).port), timeout=30) as sock:
         sock.sendall(
             f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
         )
@@ -238,25 +206,8 @@ def _raw_get(port: int, path: str) -> tuple[bytes, bytes]:
     return head, body
 
 
-def _title_in_chromium(url: str) -> str:
-    """The replayed page's title in Chromium, every request to anything but pywb refused."""
-    from playwright.sync_api import sync_playwright
-
-    base = url.split("/", 3)[:3]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.route(
-                "**/*",
-                lambda route: (
-                    route.continue_()
-                    if route.request.url.startswith("/".join(base) + "/")
-                    else route.abort()
-                ),
-            )
-            response = page.goto(url)
-            assert response is not None and response.ok
-            return page.title()
-        finally:
-            browser.close()
+def _title(tab: Any, url: str) -> str:
+    """The replayed page's title in Chromium."""
+    response = tab.goto(url)
+    assert response is not None and response.ok
+    return tab.title()
