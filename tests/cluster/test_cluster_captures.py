@@ -138,13 +138,20 @@ def test_a_cluster_captures_the_pages_of_its_items_as_a_local_crawl_does(
     assert_audit_clean(cluster, ledger_dir)
 
 
-def capture_job(client: Any) -> tuple[str, dict[bytes, bytes]]:
-    """The run's capture job, once the sequencer enqueued it (its feed answered)."""
+def capture_job(tmp_path: Path, cluster: Cluster, client: Any) -> tuple[str, str, dict]:
+    """The feed's job done elsewhere (its genuine result answers it, its job leaves the queue),
+    then the run's capture job once the sequencer enqueued it: (request, its id, its fields)."""
+    (feed_job,) = wait_until(lambda: client.xrange(keys.JOBS), "the feed's job")
+    feed_id = feed_job[0].decode()
+    made = results_elsewhere(tmp_path / "feed", cluster, {"lab": (feed_id, feed_job[1])})
+    request = orjson.loads(feed_job[1][b"job"])["request"]
+    client.xadd(keys.results_key(request), made["lab"])
+    client.xdel(keys.JOBS, feed_id)
 
     def found() -> Any:
         for job_id, fields in client.xrange(keys.JOBS):
             if orjson.loads(fields[b"job"]).get("captures"):
-                return job_id.decode(), fields
+                return request, job_id.decode(), fields
         return None
 
     return wait_until(found, "the run's capture job")
@@ -165,14 +172,7 @@ def test_a_bent_capture_result_is_refused_and_the_genuine_one_signed(
         cluster.feeds([{"vendor": "lab", "url": serve_site(server), "capture": True}])
         cluster.sequencer()
         crawl = start_crawl(cluster)
-        # The feed's job, done elsewhere; its genuine result answers it.
-        (feed_job,) = wait_until(lambda: client.xrange(keys.JOBS), "the feed's job")
-        feed_id = feed_job[0].decode()
-        made = results_elsewhere(tmp_path / "feed", cluster, {"lab": (feed_id, feed_job[1])})
-        request = orjson.loads(feed_job[1][b"job"])["request"]
-        client.xadd(keys.results_key(request), made["lab"])
-        client.xdel(keys.JOBS, feed_id)
-        job_id, fields = capture_job(client)
+        request, job_id, fields = capture_job(tmp_path, cluster, client)
         job = orjson.loads(fields[b"job"])
         assert [p["url"].rsplit("/", 1)[1] for p in job["captures"]] == ["a", "b", "c"], job
         genuine = results_elsewhere(tmp_path / "pages", cluster, {"lab": (job_id, fields)})["lab"]
@@ -265,13 +265,7 @@ def test_a_capture_job_whose_only_result_is_refused_leaves_its_pages_due(
         cluster.feeds([{"vendor": "lab", "url": serve_site(server), "capture": True}])
         cluster.sequencer()
         crawl = start_crawl(cluster)
-        (feed_job,) = wait_until(lambda: client.xrange(keys.JOBS), "the feed's job")
-        feed_id = feed_job[0].decode()
-        made = results_elsewhere(tmp_path / "feed", cluster, {"lab": (feed_id, feed_job[1])})
-        request = orjson.loads(feed_job[1][b"job"])["request"]
-        client.xadd(keys.results_key(request), made["lab"])
-        client.xdel(keys.JOBS, feed_id)
-        job_id, _ = capture_job(client)
+        request, job_id, _ = capture_job(tmp_path, cluster, client)
         pages_asked = len(server.requests)
         taken = client.xreadgroup(keys.JOBS_GROUP, "liar", {keys.JOBS: ">"}, count=10)
         assert job_id in [i.decode() for i, _ in taken[0][1]], taken
