@@ -5,9 +5,11 @@ reads VENDOR as a vendor, and an unreachable Redis is one line, exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from crovia_spider.cluster import keys
@@ -17,13 +19,20 @@ from tests.cluster.test_cluster_faults import TIMEOUT, run_records, wait_until
 from tests.crawl import PROJECT_ROOT, run_crawl
 
 
-def test_no_sequencer_withdraws_the_request_after_the_wait(tmp_path: Path, redis_server) -> None:
-    client = redis_server.client()
+@contextlib.contextmanager
+def cluster_of(tmp_path: Path, redis_server, per_host: int = 1) -> Iterator[Cluster]:
+    """A cluster on `redis_server` whose config lists `per_host` fixture feeds of one host."""
     with (
-        feeds_on_hosts(hosts=1, per_host=1) as (_, feeds),
+        feeds_on_hosts(hosts=1, per_host=per_host) as (_, feeds),
         Cluster(tmp_path, redis_server.url) as cluster,
     ):
         cluster.feeds(feeds)
+        yield cluster
+
+
+def test_no_sequencer_withdraws_the_request_after_the_wait(tmp_path: Path, redis_server) -> None:
+    client = redis_server.client()
+    with cluster_of(tmp_path, redis_server) as cluster:
         done = cluster.crawl("--wait", "2", timeout=60)  # bounded: it ends, or the test fails
         assert done.returncode == 2, done.stdout + done.stderr
         assert "no sequencer runs against" in done.stderr
@@ -36,11 +45,7 @@ def test_no_sequencer_withdraws_the_request_after_the_wait(tmp_path: Path, redis
 
 def test_sigterm_withdraws_a_waiting_request(tmp_path: Path, redis_server) -> None:
     client = redis_server.client()
-    with (
-        feeds_on_hosts(hosts=1, per_host=1) as (_, feeds),
-        Cluster(tmp_path, redis_server.url) as cluster,
-    ):
-        cluster.feeds(feeds)
+    with cluster_of(tmp_path, redis_server) as cluster:
         crawl = subprocess.Popen(
             cluster.command("crawl", "--redis", cluster.url, "--wait", "600"),
             cwd=PROJECT_ROOT, env=cluster.env, stdout=subprocess.PIPE,
@@ -58,11 +63,7 @@ def test_sigterm_withdraws_a_waiting_request(tmp_path: Path, redis_server) -> No
 
 def test_a_request_past_its_deadline_is_dropped_unrun(tmp_path: Path, redis_server) -> None:
     client = redis_server.client()
-    with (
-        feeds_on_hosts(hosts=1, per_host=1) as (_, feeds),
-        Cluster(tmp_path, redis_server.url) as cluster,
-    ):
-        cluster.feeds(feeds)
+    with cluster_of(tmp_path, redis_server) as cluster:
         request = request_crawl(client, "vendor_press", deadline=time.time() - 1)
         cluster.sequencer("--once").wait(timeout=TIMEOUT)
         answer = wait_answer(client, request, timeout=10)
@@ -75,11 +76,7 @@ def test_a_run_with_no_worker_gives_up_and_releases_the_ledger(
     tmp_path: Path, redis_server
 ) -> None:
     client = redis_server.client()
-    with (
-        feeds_on_hosts(hosts=1, per_host=2) as (_, feeds),
-        Cluster(tmp_path, redis_server.url) as cluster,
-    ):
-        cluster.feeds(feeds)
+    with cluster_of(tmp_path, redis_server, per_host=2) as cluster:
         cluster.sequencer("-s", "CROVIA_REDIS_NO_WORKER_SECONDS=3")
         done = cluster.crawl(timeout=120)
         assert "2 feeds (2 failed)" in done.stdout, done.stdout + done.stderr
@@ -94,18 +91,11 @@ def test_a_run_with_no_worker_gives_up_and_releases_the_ledger(
 def test_redis_vendor_reads_the_vendor_when_the_url_is_in_the_environment(
     tmp_path: Path, redis_server
 ) -> None:
-    with (
-        feeds_on_hosts(hosts=1, per_host=2) as (_, feeds),
-        Cluster(tmp_path, redis_server.url) as cluster,
-    ):
-        cluster.feeds(feeds)
+    with cluster_of(tmp_path, redis_server, per_host=2) as cluster:
         cluster.sequencer()
         cluster.worker("w1")
         cluster.env["CROVIA_REDIS_URL"] = cluster.url
-        done = subprocess.run(
-            cluster.command("crawl", "--redis", "h2_1"), cwd=PROJECT_ROOT, env=cluster.env,
-            capture_output=True, text=True, timeout=TIMEOUT,
-        )  # fmt: skip
+        done = cluster.run("crawl", "--redis", "h2_1", timeout=TIMEOUT)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "1 feeds (0 failed)" in done.stdout, done.stdout
     (record,) = run_records(tmp_path / "ledger")
