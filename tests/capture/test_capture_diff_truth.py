@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from tests.capture.pages import HTML, PARAGRAPHS, article
-from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia, leaves, run_crawl
+from tests.crawl import BIN, PROJECT_ROOT, crovia, leaves, run_crawl
 from tests.feedserver import FeedServer, Reply
+from tests.scratch import FAST
 from tests.spider.feedtext import item, rss
 
 pytestmark = pytest.mark.slow
-FAST = ["-s", "CROVIA_POLITE_DELAYS=0", "-s", "DOWNLOAD_DELAY=0", "-s", "RETRY_BACKOFF_BASE=0"]
 NAMES = ("taken", "never", "one", "soft", "back")
 GONE = Reply(status=410, body=b"<html><body><p>Gone</p></body></html>", headers=HTML)
 MISSING = Reply(status=404, body=b"<html><body><p>Not found</p></body></html>", headers=HTML)
@@ -68,14 +68,7 @@ def rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
         crawled = run_crawl(tmp_path, script_site(server))
         assert crawled.returncode == 0, crawled.stderr[-3000:]
         for _ in range(2):
-            done = subprocess.run(
-                [str(BIN / "crovia"), "capture", "--all", *FAST],
-                cwd=PROJECT_ROOT,
-                env=crawl_env(tmp_path),
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
+            done = crovia(tmp_path, "capture", "--all", *FAST)
             assert done.returncode == 0, done.stderr[-3000:]
     return tmp_path
 

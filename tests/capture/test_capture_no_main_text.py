@@ -14,7 +14,6 @@ article beside the same menu; the menu gains an entry between the two rounds. A 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,10 +21,10 @@ import pytest
 from crovia_spider.config.feeds import feed_from_table
 from ledger.store import BodyStore
 from tests.capture.pages import HTML, PARAGRAPHS
-from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia, leaves, run_crawl, run_records
+from tests.crawl import crovia, leaves, run_crawl, run_records
 from tests.feedserver import FeedServer, Reply
+from tests.scratch import FAST
 
-FAST = ["-s", "CROVIA_POLITE_DELAYS=0", "-s", "DOWNLOAD_DELAY=0", "-s", "RETRY_BACKOFF_BASE=0"]
 MENU = ["Home", "News", "Research", "Careers", "About us", "Contact the press office"]
 SHORT = "We fixed the date of the launch event: it is on 3 March."
 SIDEBAR = " ".join(
@@ -78,14 +77,7 @@ def rounds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     with FeedServer() as server:
         crawled = run_crawl(tmp_path, script_site(server))
         assert crawled.returncode == 0, crawled.stderr[-3000:]
-        again = subprocess.run(
-            [str(BIN / "crovia"), "capture", "--all", *FAST],
-            cwd=PROJECT_ROOT,
-            env=crawl_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        again = crovia(tmp_path, "capture", "--all", *FAST)
         assert again.returncode == 0, again.stderr[-3000:]
     return tmp_path, crawled.stderr, again.stderr
 

@@ -19,11 +19,11 @@ import pytest
 
 from ledger.store import BodyStore
 from tests.capture.pages import EDIT, PARAGRAPHS, script_site
-from tests.crawl import BIN, PROJECT_ROOT, crawl_env, crovia, leaves, run_crawl
+from tests.crawl import crovia, leaves, run_crawl
 from tests.feedserver import FeedServer
+from tests.scratch import FAST
 
 pytestmark = pytest.mark.slow
-FAST = ["-s", "CROVIA_POLITE_DELAYS=0", "-s", "DOWNLOAD_DELAY=0", "-s", "RETRY_BACKOFF_BASE=0"]
 EXPECTED = {
     "edited": ["first", "unchanged", "edited", "unchanged", "unchanged"],
     "gone": ["first", "unchanged", "removed", "removed", "removed"],
@@ -32,14 +32,7 @@ EXPECTED = {
 
 
 def capture_round(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "crovia"), "capture", "--all", *FAST, *extra],
-        cwd=PROJECT_ROOT,
-        env=crawl_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return crovia(tmp_path, "capture", "--all", *FAST, *extra)
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,15 @@ no version; the page's next real answer is `unchanged`. Before, the wall's text 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.capture.pages import HTML, PARAGRAPHS
-from tests.crawl import BIN, PROJECT_ROOT, crawl_env, leaves, run_crawl
+from tests.crawl import crovia, leaves, run_crawl
 from tests.feedserver import FeedServer, Reply
+from tests.scratch import FAST
 
-FAST = ["-s", "CROVIA_POLITE_DELAYS=0", "-s", "DOWNLOAD_DELAY=0", "-s", "RETRY_BACKOFF_BASE=0"]
 ARTICLE = (
     "<!doctype html><html><head><title>Launch</title></head><body><article><h1>Launch</h1>"
     + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
@@ -58,10 +57,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         crawled = run_crawl(tmp_path, site(server))
         assert crawled.returncode == 0, crawled.stderr[-3000:]
         for _ in range(3):
-            again = subprocess.run(
-                [str(BIN / "crovia"), "capture", "--all", *FAST], cwd=PROJECT_ROOT,
-                env=crawl_env(tmp_path), capture_output=True, text=True, timeout=120,
-            )  # fmt: skip
+            again = crovia(tmp_path, "capture", "--all", *FAST)
             assert again.returncode == 0, again.stderr[-3000:]
     return [e["body"] for e in leaves(tmp_path) if e["axiom_type"] == "AX.CAPTURE"]
 
