@@ -172,6 +172,7 @@ class Coverage:
         self.recorded: dict[str, tuple[str, dict[str, Any]]] = {}  # target -> newest record
         self.problems: list[str] = []  # bodies that could not be read, each said
         self.window: tuple[str, str, str, str] = ("", "", "", "")  # read(): the days wanted
+        self._read: dict[tuple[Any, ...], tuple[bool, list[tuple[str, str]]] | None] = {}
 
     def read(self, since: str = "", until: str = "") -> Coverage:
         """Read every fetch and coverage record of the ledger (one pass, without the lock); with
@@ -227,23 +228,41 @@ class Coverage:
 
     def _rss(self, envelope: dict[str, Any], category: str) -> None:
         body = envelope["body"]
-        data = self._load(body["body_sha256"])
-        if data is None:
-            return
         final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
         headers = parse_headers(body.get("content_type", ""), final_url or body["feed_url"])
-        parsed = self.parse(data, headers, "feed", {})
+        read = self._announcements(body["body_sha256"], headers)
+        if read is None:
+            return
+        failed, papers = read
         entries = body.get("entries") or {}
-        whole = not parsed.failed and not entries.get("unread") and not entries.get("over_limit")
-        for entry in parsed.entries:
-            meta = arxiv_meta(entry, entry.get("link") or "")
-            day = _announced(entry.get("published") or "")
-            if meta is None or not day:
-                continue
+        whole = not failed and not entries.get("unread") and not entries.get("over_limit")
+        for day, paper in papers:
             seen = self.rss.setdefault((category, day), Seen())
-            seen.ids.add(meta["id"])
+            seen.ids.add(paper)
             seen.whole = seen.whole or whole
             seen.by(envelope.get("axiom_id", ""))
+
+    def _announcements(
+        self, digest: str, headers: dict[str, str]
+    ) -> tuple[bool, list[tuple[str, str]]] | None:
+        """The kept RSS body `digest` read as `headers` say: whether it failed, and its papers
+        (announcement day, arXiv id); None when it cannot be had. Read once a run however many
+        fetch records keep it (a feed served unchanged keeps one body, crawl after crawl)."""
+        key = (digest, tuple(sorted(headers.items())))
+        if key not in self._read:
+            data = self._load(digest)
+            found = None
+            if data is not None:
+                parsed = self.parse(data, headers, "feed", {})
+                papers = []
+                for entry in parsed.entries:
+                    meta = arxiv_meta(entry, entry.get("link") or "")
+                    day = _announced(entry.get("published") or "")
+                    if meta is not None and day:
+                        papers.append((day, meta["id"]))
+                found = (parsed.failed, papers)
+            self._read[key] = found
+        return self._read[key]
 
     def _harvest(self, envelope: dict[str, Any]) -> None:
         body = envelope["body"]

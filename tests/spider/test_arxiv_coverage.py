@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 from nacl.signing import SigningKey
 
+from crovia_spider.feed.kinds import read_body
+from crovia_spider.spiders.arxiv_coverage import Coverage
 from ledger.keys import load_signing_key
 from tests.crawl import crovia, leaves, run_crawl
 from tests.spider.oaipmh_server import OaiServer, Paper, rss
@@ -123,3 +125,29 @@ def test_coverage_of_a_read_day_and_of_a_day_whose_rss_crawl_failed(tmp_path):
     assert counted["vendors"] == {"arxiv_cs_ai": 4, "arxiv_oai": 5}
     shown = crovia(tmp_path, "stats").stdout
     assert "coverage records: 2 (one per arXiv category and day whose statement changed)" in shown
+
+
+def test_a_body_kept_by_several_fetch_records_is_read_once(tmp_path):
+    """Crawls of an RSS feed that serves the same bytes again (unchanged_body) keep one body
+    named by each of their fetch records: coverage loads and parses it once, and names every
+    record that read it."""
+    with OaiServer([]) as server:
+        server.rss["cs.AI"] = rss("cs.AI", DAY1, [(p, "new") for p in AI[:2]])
+        rss_feed = {"vendor": "arxiv_cs_ai", "url": server.rss_url("cs.AI")}
+        for _ in range(3):
+            assert run_crawl(tmp_path, [rss_feed]).returncode == 0
+    fetches = [e for e in leaves(tmp_path) if e["axiom_type"] == "AX.FETCH"]
+    assert [e["body"]["outcome"] for e in fetches] == ["new_body", *["unchanged_body"] * 2]
+    assert len({e["body"]["body_sha256"] for e in fetches}) == 1
+    parsed, loaded = [], []
+    found = Coverage(tmp_path / "ledger", lambda *args: parsed.append(args) or read_body(*args))
+    load = found.bodies.get
+    found.bodies.get = lambda digest: loaded.append(digest) or load(digest)
+    (day,) = found.read().days(["cs.AI"])
+    assert len(parsed) == 1 and len(loaded) == 1
+    assert (day.day, day.rss_state, sorted(day.announced)) == (
+        DAY1.isoformat(),
+        "read",
+        [p.id for p in AI[:2]],
+    )
+    assert day.rss_fetches == [e["axiom_id"] for e in fetches]
