@@ -383,8 +383,3 @@ def _announced(published: str) -> str:
         return parsedate_to_datetime(published).date().isoformat()
     except (TypeError, ValueError, IndexError, OverflowError):
         return ""
-
-
-def day_arg(text: str) -> str:
-    """A date YYYY-MM-DD, as given (ValueError else)."""
-    return date.fromisoformat(text).isoformat()

@@ -114,7 +114,6 @@ def new_coverage_envelope(
     }
     if problem := coverage_problem(body):
         raise InvalidRecord(problem)
-    sets = body
     envelope = {
         "axiom_type": COVERAGE_TYPE,
         "body": body,
@@ -122,8 +121,8 @@ def new_coverage_envelope(
         "decision": COVERAGE_DECISION,
         "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
         "notes": (
-            f"arXiv {category} on {day}: announced {sets['announced']['count']}, harvested"
-            f" {sets['harvested']['count']}, both {sets['both']['count']}"
+            f"arXiv {category} on {day}: announced {body['announced']['count']}, harvested"
+            f" {body['harvested']['count']}, both {body['both']['count']}"
         ),
         "object": {"captured_by": CAPTURED_BY, "primary_source_url": LIST_URL + category},
         "predecessors": list(predecessors),
