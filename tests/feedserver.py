@@ -3,10 +3,12 @@
 Files under the server's roots are served with a strong ETag (sha256 of the bytes) and a fixed
 Last-Modified, and answer conditional requests with 304. `script(path, Reply(...), ...)` makes a
 path answer with the given replies in order (the last one repeats): any status, headers, body, a
-delay before answering, a redirect. Every request is recorded (`requests`, `requests_for(path)`)
-with its headers, so a test can check what the crawler sent; so is every body the server sent
-(`sent_bodies(path)`), so a test can check what the crawler signed against it. Nothing here sleeps
-to synchronise: a delay is the behaviour under test (a slow server).
+delay before answering, a redirect; a reply may also be a callable of the request's target (path
+and query) returning the Reply, for an endpoint that answers by the query. Every request is
+recorded (`requests`, `requests_for(path)`) with its headers, so a test can check what the crawler
+sent; so is every body the server sent (`sent_bodies(path)`), so a test can check what the crawler
+signed against it. Nothing here sleeps to synchronise: a delay is the behaviour under test (a slow
+server).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import mimetypes
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +59,7 @@ class FeedServer:
         """Serve `roots` on `host` (any loopback address, 127.0.0.0/8), at a random port; over
         TLS with `tls` (a server-side ssl.SSLContext), and then `base` is https."""
         self.roots = [Path(r) for r in roots]
-        self.scripts: dict[str, list[Reply]] = {}
+        self.scripts: dict[str, list[Reply | Callable[[str], Reply]]] = {}
         self.requests: list[SeenRequest] = []
         self.sent: list[tuple[str, bytes]] = []  # (path, body) of every answer, in order
         self._lock = threading.Condition()
@@ -84,8 +87,9 @@ class FeedServer:
     def url(self, path: str) -> str:
         return self.base + "/" + path.lstrip("/")
 
-    def script(self, path: str, *replies: Reply) -> str:
-        """Make `path` answer with `replies` in order (the last repeats); return its URL."""
+    def script(self, path: str, *replies: Reply | Callable[[str], Reply]) -> str:
+        """Make `path` answer with `replies` in order (the last repeats), each a Reply or a
+        callable of the request's target (path and query) returning one; return its URL."""
         with self._lock:
             self.scripts["/" + path.lstrip("/")] = list(replies)
         return self.url(path)
@@ -114,7 +118,7 @@ class FeedServer:
             self.requests.clear()
             self.sent.clear()
 
-    def _record(self, path: str, headers: dict[str, str]) -> Reply | None:
+    def _record(self, path: str, headers: dict[str, str]) -> Reply | Callable[[str], Reply] | None:
         with self._lock:
             self.requests.append(SeenRequest(path, headers, time.monotonic()))
             self._lock.notify_all()
@@ -165,6 +169,8 @@ def _handler_for(server: FeedServer) -> type[http.server.BaseHTTPRequestHandler]
             path = urlsplit(self.path).path
             headers = {k.lower(): v for k, v in self.headers.items()}
             reply = server._record(path, headers)
+            if callable(reply):
+                reply = reply(self.path)
             if reply is None:
                 found = server._file(path)
                 reply = file_reply(found, headers) if found else Reply(404, b"not found")

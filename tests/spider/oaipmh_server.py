@@ -16,20 +16,22 @@ token again), `huge` (page N holds 50,000 records), `entity_bomb` (page N declar
 billion-laughs entity). Every request is logged (`requests`: path with query, and when).
 
 `rss(category, day, papers)` builds an arXiv RSS 2.0 feed (the 2024+ format) announcing `papers`
-on `day`, as export.arxiv.org serves /rss/<category>: served at `/rss/<category>` once set in
-`server.rss`.
+on `day`, as export.arxiv.org serves /rss/<category>: served at `server.rss_url(category)` once set
+in `server.rss`. The plumbing is FeedServer's (tests/feedserver.py), each path scripted with this
+endpoint's answer to the request's query.
 """
 
 from __future__ import annotations
 
 import html
-import http.server
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from email.utils import format_datetime
 from urllib.parse import parse_qs, urlsplit
+
+from tests.feedserver import FeedServer, Reply
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 ABSTRACT = (
@@ -157,7 +159,9 @@ class Faults:
 
 
 class OaiServer:
-    """Start with `with OaiServer(records) as server:`; see the module docstring."""
+    """Start with `with OaiServer(records) as server:`; see the module docstring. Served by a
+    FeedServer (tests/feedserver.py) on 127.0.0.1, its paths scripted with this endpoint's
+    answers."""
 
     def __init__(self, records: list[Paper], page_size: int = 2) -> None:
         self.records = records
@@ -171,66 +175,59 @@ class OaiServer:
         self._served: dict[int, int] = {}  # page number -> times answered (for faults)
         self._count = 0
         self._lock = threading.Lock()
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._server = FeedServer()
+        self.url = self._server.script("/oai2", self._answer)  # the endpoint
 
     def __enter__(self) -> OaiServer:
-        self._thread.start()
+        self._server.__enter__()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._server.__exit__(*exc_info)
 
     @property
     def base(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def url(self) -> str:
-        return self.base + "/oai2"
+        return self._server.base
 
     def rss_url(self, category: str) -> str:
-        return f"{self.base}/rss/{category}"
+        """The address of the RSS feed of `category`: `rss[category]` when the test set it,
+        `rss_status[category]` instead when set, else 404."""
+        return self._server.script(f"/rss/{category}", self._answer)
 
     def oai_requests(self) -> list[str]:
         with self._lock:
             return [path for path, _ in self.requests if path.startswith("/oai2")]
 
-    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+    def _answer(self, target: str) -> Reply:
         with self._lock:
-            self.requests.append((path, time.monotonic()))
-            parts = urlsplit(path)
+            self.requests.append((target, time.monotonic()))
+            parts = urlsplit(target)
             if parts.path.startswith("/rss/"):
                 category = parts.path[len("/rss/") :]
                 if category in self.rss_status:
-                    return self.rss_status[category], {}, b"unavailable"
+                    return Reply(self.rss_status[category], b"unavailable")
                 if category in self.rss:
-                    return 200, {"Content-Type": "application/rss+xml"}, self.rss[category]
-                return 404, {}, b"no such feed"
-            if parts.path != "/oai2":
-                return 404, {}, b"not found"
+                    return Reply(200, self.rss[category], {"Content-Type": "application/rss+xml"})
+                return Reply(404, b"no such feed")
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            return self._oai(query, parts.query)
+            return Reply(*self._oai(query))
 
-    def _oai(self, query: dict[str, str], raw: str) -> tuple[int, dict[str, str], bytes]:
+    def _oai(self, query: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
         xml = {"Content-Type": "text/xml; charset=utf-8"}
         if query.get("verb") != "ListRecords":
-            return 200, xml, page_xml("", None, error="badVerb:only ListRecords here")
+            return 200, page_xml("", None, error="badVerb:only ListRecords here"), xml
         if "resumptionToken" in query:
             token = query["resumptionToken"]
             if token in self._used or token not in self._lists:
-                return 200, xml, page_xml("", None, error=f"badResumptionToken:{token}")
+                return 200, page_xml("", None, error=f"badResumptionToken:{token}"), xml
             pages = self._lists[token]
             number = int(token.rsplit("-", 1)[1])
         else:
             if query.get("metadataPrefix") != "arXivRaw":
-                return 200, xml, page_xml("", None, error="cannotDisseminateFormat:arXivRaw only")
+                return 200, page_xml("", None, error="cannotDisseminateFormat:arXivRaw only"), xml
             pages = self._pages(query)
             if not pages:
-                return 200, xml, page_xml("", None, error="noRecordsMatch:nothing")
+                return 200, page_xml("", None, error="noRecordsMatch:nothing"), xml
             token, number = None, 1
             self._count += 1
         fault = self._fault(number)
@@ -240,15 +237,15 @@ class OaiServer:
             return fault
         if token is not None:
             self._used.add(token)
-        return 200, xml, self._page(pages, number, token)
+        return 200, self._page(pages, number, token), xml
 
-    def _fault(self, number: int) -> tuple[int, dict[str, str], bytes] | None:
+    def _fault(self, number: int) -> tuple[int, bytes, dict[str, str]] | None:
         seen = self._served.get(number, 0)
         self._served[number] = seen + 1
         if seen < self.faults.retry_after.get(number, 0):
-            return 503, {"Retry-After": "2"}, b"busy"
+            return 503, b"busy", {"Retry-After": "2"}
         if seen < self.faults.fail_after_use.get(number, 0):
-            return 500, {}, b"lost"
+            return 500, b"lost", {}
         return None
 
     def _page(self, pages: list[str], number: int, token: str | None) -> bytes:
@@ -298,22 +295,3 @@ class OaiServer:
 def pages_day(pages: list[str]) -> str:
     start = pages[0].index("<datestamp>") + len("<datestamp>")
     return pages[0][start : start + 10]
-
-
-def _handler(server: OaiServer) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            status, headers, body = server.answer(self.path)
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    return Handler
