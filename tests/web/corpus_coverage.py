@@ -14,16 +14,15 @@ a signer that let such a body through would publish it.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ledger.envelope import axiom_id_of
 from ledger.records.coverage import ids_digest, new_coverage_envelope
-from ledger.store import Ledger
 from tests.vectors.make_vectors import TEST_KEY
 from tests.web import corpus as c
+from tests.web.corpus_capture import _receipts, changed
 from tests.web.corpus_eras import one_leaf_with
 
 FETCH = ["axm_" + "1" * 64, "axm_" + "2" * 64]
@@ -151,13 +150,6 @@ BROKEN_ENVELOPE: dict[str, tuple[str, str, Any]] = {
 }
 
 
-def _receipts(directory: Path, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    with Ledger.open(directory, signing_key=TEST_KEY) as ledger:
-        issued = ledger.issue(envelopes)
-        ledger.seal(run_id="corpus_coverage")
-        return [ledger.receipt(leaf.axiom_id) for leaf in issued]
-
-
 def coverage_receipts(work: Path) -> tuple[dict[str, dict], dict[str, dict]]:
     """Receipts of the valid records (one ledger, and a second record naming the first) and of
     the out-of-shape ones (each a one-leaf ledger's, changed and re-signed)."""
@@ -171,7 +163,7 @@ def coverage_receipts(work: Path) -> tuple[dict[str, dict], dict[str, dict]]:
         for n, (name, envelope) in enumerate(zip(VALID, envelopes, strict=True))
     }
     broken = {
-        name: one_leaf_with(alone[base], "", "body", _changed(change))
+        name: one_leaf_with(alone[base], "", "body", changed(change))
         for name, (base, change) in BROKEN.items()
     }
     for name, (section, field, value) in BROKEN_ENVELOPE.items():
@@ -179,15 +171,6 @@ def coverage_receipts(work: Path) -> tuple[dict[str, dict], dict[str, dict]]:
             alone["a day read both ways"], section, field, lambda _, v=value: v
         )
     return valid, broken
-
-
-def _changed(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], dict]:
-    def body_changed(body: dict[str, Any]) -> dict[str, Any]:
-        out = copy.deepcopy(body)
-        change(out)
-        return out
-
-    return body_changed
 
 
 def hostile_cases(work: Path, pki: Any) -> list[c.Expected]:

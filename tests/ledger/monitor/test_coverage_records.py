@@ -21,7 +21,8 @@ from ledger.publish import publish
 from ledger.records.shape import check_envelope_shape
 from ledger.store import Ledger
 from tests.ledger.conftest import Log
-from tests.web.corpus_coverage import BROKEN, BROKEN_ENVELOPE, VALID, _changed, record
+from tests.web.corpus_capture import changed
+from tests.web.corpus_coverage import BROKEN, BROKEN_ENVELOPE, VALID, record
 
 RECORDS = {name: record(name, n, **fields) for n, (name, fields) in enumerate(VALID.items())}
 LATER = record(
@@ -65,7 +66,7 @@ def _broken(wrong: str) -> dict:
     envelope whose tie to its body is broken (BROKEN_ENVELOPE)."""
     if wrong in BROKEN:
         base, change = BROKEN[wrong]
-        return {**RECORDS[base], "body": _changed(change)(RECORDS[base]["body"])}
+        return {**RECORDS[base], "body": changed(change)(RECORDS[base]["body"])}
     section, field, value = BROKEN_ENVELOPE[wrong]
     base = RECORDS["a day read both ways"]
     return {**base, section: {**base[section], field: value}}
