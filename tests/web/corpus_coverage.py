@@ -29,6 +29,9 @@ FETCH = ["axm_" + "1" * 64, "axm_" + "2" * 64]
 OAI = ["axm_" + "3" * 64]
 PAPERS = [f"2612.{n:05d}" for n in range(1, 9)]
 OLD = ["hep-th/9901001", "math.GT/0309136"]
+PWNED = "document.title='pwned'"  # would run if a verifier rendered it as HTML
+MARKUP_CATEGORY = f'cs.AI<img src=x onerror="{PWNED}">'
+MARKUP_ID = f"<script>{PWNED}</script>2612.00309"
 
 
 def record(name: str, number: int, **fields: Any) -> dict[str, Any]:
@@ -98,6 +101,7 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "another vendor": ("a day read both ways", _set(vendor="openai")),
     "a category in capitals": ("a day read both ways", _set(category="CS.AI")),
     "a category with a space": ("a day read both ways", _set(category="cs AI")),
+    "a category holding markup": ("a day read both ways", _set(category=MARKUP_CATEGORY)),
     "a day of one digit": ("a day read both ways", _set(day="2026-12-3")),
     "computed_at without microseconds": ("a day read both ways",
                                          _set(computed_at="2026-12-05T07:00:00Z")),
@@ -126,6 +130,7 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "an id twice": ("a day read both ways", _listing("rss_only", [PAPERS[0], PAPERS[0]])),
     "an id with its version": ("a day read both ways", _listing("deleted", ["2612.09999v1"])),
     "an id that is a number": ("a day read both ways", _in("deleted", ids=[261209999])),
+    "an id holding markup": ("a day read both ways", _listing("rss_only", [MARKUP_ID])),
     "a digest that is not its ids'": ("a day read both ways",
                                       _in("oai_only", ids_sha256=ids_digest(PAPERS[:1]))),
     "announced not both and rss_only": ("a day read both ways", _in("announced", count=6)),

@@ -34,6 +34,7 @@ from tests.crawl import crovia, leaves, run_crawl
 from tests.spider.oaipmh_server import OaiServer, Paper, rss
 from tests.web import corpus as c
 from tests.web.conftest import Server, publish
+from tests.web.corpus_coverage import MARKUP_CATEGORY, MARKUP_ID, PWNED
 from tests.web.corpus_eras import resealed
 from tests.web.test_differential import Case, cli_outcome
 from tests.web.test_page import verdict_of
@@ -45,9 +46,6 @@ DAY = datetime.now(UTC).date() - timedelta(days=2)
 PAPERS = [Paper(f"2612.0030{n}", DAY.isoformat(), categories="cs.AI cs.LG") for n in range(1, 4)]
 GONE = Paper("2612.00399", DAY.isoformat(), deleted=True)
 NOT_LISTED = Paper("2612.00309", DAY.isoformat())  # announced by the RSS, never listed
-PWNED = "document.title='pwned'"
-MARKUP_CATEGORY = f'cs.AI<img src=x onerror="{PWNED}">'
-MARKUP_ID = f"<script>{PWNED}</script>2612.00309"
 
 
 @dataclass
