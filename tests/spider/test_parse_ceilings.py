@@ -28,6 +28,7 @@ from tests.crawl import (
     write_feeds,
 )
 from tests.feedserver import FeedServer, Reply
+from tests.proctree import cpu_seconds, parser_workers
 
 GOOD = (FEEDS / "openai_news_rss_reserialized_trim3.xml").read_bytes()
 HEAD = b'<rss version="2.0"><channel><title>t</title><item><title>a</title><link>https://x.test/a</link>'
@@ -106,25 +107,6 @@ def test_a_bad_ceiling_refuses_the_crawl(tmp_path, name, value):
     assert f"crawl refused: {name} is {value!r} (-s): it takes" in proc.stderr
 
 
-def _workers(crawl: int) -> list[int]:
-    """The crawl's parser workers (its spawned children, not the resource tracker)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == crawl and b"spawn_main" in cmdline:
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_a_worker_killed_mid_parse_is_replaced_under_the_same_ceilings(tmp_path):
     """The worker is killed while it parses SLOW: SLOW is parsed again by a new worker, and the
     long tag that comes after is still refused at the memory ceiling (in the crawl's own process it
@@ -146,11 +128,11 @@ def test_a_worker_killed_mid_parse_is_replaced_under_the_same_ceilings(tmp_path)
             deadline = time.monotonic() + 120
             killed = None
             while killed is None and time.monotonic() < deadline:
-                for pid in _workers(proc.pid):
+                for worker in parser_workers(proc.pid):
                     # past its start-up (about 1 s of CPU): it is parsing SLOW
-                    if _cpu_seconds(pid) > 2.5:
-                        os.kill(pid, signal.SIGKILL)
-                        killed = pid
+                    if cpu_seconds(worker) > 2.5:
+                        os.kill(worker[0], signal.SIGKILL)
+                        killed = worker
                 time.sleep(0.05)
             assert killed is not None, "the worker never got to parse"
             _, stderr = proc.communicate(timeout=240)

@@ -52,6 +52,7 @@ from tests.crawl import (
     write_feeds,
 )
 from tests.feedserver import FeedServer, Reply
+from tests.proctree import alive, cmdline, cpu_seconds, descendants, parser_workers
 from tests.sitefixture import HTML
 
 SECONDS = 3.0  # CROVIA_PARSE_SECONDS in these crawls
@@ -116,54 +117,6 @@ def fetch_record(tmp: Path, vendor: str) -> dict[str, Any]:
     return record
 
 
-# The process tree, read from /proc: a pid with its start time names one process for good.
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        fields = _stat(int(entry.name))
-        if fields is not None:
-            tree.setdefault(int(fields[1]), []).append(int(entry.name))
-    return tree
-
-
-def descendants(pid: int) -> set[tuple[int, str]]:
-    """The live descendants of `pid`, each (pid, start time)."""
-    tree, found, todo = _children(), set(), [pid]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            fields = _stat(child)
-            if fields is not None and fields[0] != "Z":
-                found.add((child, fields[19]))
-                todo.append(child)
-    return found
-
-
-def alive(process: tuple[int, str]) -> bool:
-    fields = _stat(process[0])
-    return fields is not None and fields[0] != "Z" and fields[19] == process[1]
-
-
-def cpu_seconds(process: tuple[int, str]) -> float:
-    fields = _stat(process[0]) or ["", "", "", ""] + ["0"] * 20
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cmdline(process: tuple[int, str]) -> bytes:
-    try:
-        return Path(f"/proc/{process[0]}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
 class Crawl:
     """`crovia crawl` started in the background, its process tree watched until it ends."""
 
@@ -194,7 +147,7 @@ class Crawl:
         self.ended = time.monotonic()
 
     def workers(self) -> list[tuple[int, str]]:
-        return [p for p in descendants(self.proc.pid) if b"spawn_main" in cmdline(p)]
+        return parser_workers(self.proc.pid)
 
     def wait(self, timeout: float) -> int:
         """The exit status; on a timeout every process of the crawl is killed (the test fails)."""

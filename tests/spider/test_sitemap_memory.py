@@ -33,6 +33,7 @@ from tests.crawl import (
     write_feeds,
 )
 from tests.feedserver import FeedServer, Reply
+from tests.proctree import descendants
 from tests.sitefixture import GZIP, SITEMAP_NS, XML, sitemap_index
 
 CHILDREN = 35  # 35 x 230 KB: 8 MB on the wire
@@ -121,20 +122,7 @@ class TreePeak:
             time.sleep(0.05)
 
     def _tree(self) -> set[int]:
-        parents: dict[int, int] = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-        tree, grew = {self.pid}, True
-        while grew:
-            found = {pid for pid, parent in parents.items() if parent in tree}
-            grew = bool(found - tree)
-            tree |= found
-        return tree
+        return {self.pid} | {pid for pid, _ in descendants(self.pid)}
 
 
 def _status(pid: int) -> dict[str, int]:
