@@ -484,7 +484,7 @@ class RemoteRoles:
         stream, last = keys.results_key(self.remote_request), "0-0"
         timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
         deadline = time.monotonic() + timeout
-        reader = BoundedReader(self.redis, *result_caps(self.settings))
+        reader = results_reader(self.redis, self.settings)
         self.body_reader = body_reader(self.settings)
         pause = _POLL_MIN
         no_worker = self.settings.getfloat("CROVIA_REDIS_NO_WORKER_SECONDS", NO_WORKER_SECONDS)
@@ -581,14 +581,9 @@ class RemoteRoles:
             await self.take_captures(message, job_id, feed, answered, refused)
             return []
         vendor = feed.vendor
-        body_cap, result_cap, _ = result_caps(self.settings)
+        body_cap, _ = result_caps(self.settings)
         try:
-            if message.fields is None:
-                raise ResultRefused(
-                    f"a result of {message.size:,} bytes, over the cap of {result_cap:,}"
-                    " (CROVIA_REDIS_RESULT_BYTES); not read"
-                )
-            _, worker, result, bodies = decode_result(fields, body_cap, result_cap)
+            worker, result, bodies = self._decoded(message, body_cap)
             fetch, outcome, kept, items = await asyncio.to_thread(
                 self.check_result, feed, result, bodies
             )
@@ -621,15 +616,10 @@ class RemoteRoles:
         from crovia_spider.spiders.verdict import capture_pages  # imports base
 
         fields = message.fields or {b"job": message.job.encode()}
-        _, result_cap, _ = result_caps(self.settings)
+        _, result_cap = result_caps(self.settings)
         body_cap = min(self.capture_max_bytes or result_cap, result_cap)
         try:
-            if message.fields is None:
-                raise ResultRefused(
-                    f"a result of {message.size:,} bytes, over the cap of {result_cap:,}"
-                    " (CROVIA_REDIS_RESULT_BYTES); not read"
-                )
-            _, worker, result, bodies = decode_result(fields, body_cap, result_cap)
+            worker, result, bodies = self._decoded(message, body_cap)
             pages = capture_pages(self, job, result, bodies)
         except ResultRefused as exc:
             self._refuse(message.id, job_id, fields, str(exc))
@@ -648,6 +638,20 @@ class RemoteRoles:
             if fetch.status is not None:  # an answer: its main text, read by the sequencer
                 await self.read_main_text(fetch)
             self.crawler.signals.send_catch_log(signal=CAPTURE_RECORDED, capture=fetch)
+
+    def _decoded(
+        self, message: Message, body_cap: int
+    ) -> tuple[str, dict[str, Any], dict[str, bytes]]:
+        """(worker, result, bodies) of a result under `body_cap` a body; one the reader handed
+        over by its size alone (over CROVIA_REDIS_RESULT_BYTES) is refused unread."""
+        _, result_cap = result_caps(self.settings)
+        if message.fields is None:
+            raise ResultRefused(
+                f"a result of {message.size:,} bytes, over the cap of {result_cap:,}"
+                " (CROVIA_REDIS_RESULT_BYTES); not read"
+            )
+        _, worker, result, bodies = decode_result(message.fields, body_cap, result_cap)
+        return worker, result, bodies
 
     def check_result(
         self, feed: FeedConfig, result: dict[str, Any], bodies: dict[str, bytes]
@@ -710,13 +714,20 @@ class RemoteRoles:
 _ITEM_FIELDS = dataclasses.fields(FeedEntryItem)
 
 
-def result_caps(settings: Any) -> tuple[int, int, int]:
-    """(a body's cap, a result's cap, one read's cap) of the sequencer's results reading: a
-    body as DOWNLOAD_MAXSIZE (the worker downloads under it; 0 there is not "no cap" here), a
-    result as CROVIA_REDIS_RESULT_BYTES, a read as one result."""
+def result_caps(settings: Any) -> tuple[int, int]:
+    """(a body's cap, a result's cap) of the sequencer's results reading: a body as
+    DOWNLOAD_MAXSIZE (the worker downloads under it; 0 there is not "no cap" here), a result
+    as CROVIA_REDIS_RESULT_BYTES."""
     result_cap = max(1 << 20, settings.getint("CROVIA_REDIS_RESULT_BYTES", RESULT_BYTES))
     body_cap = settings.getint("DOWNLOAD_MAXSIZE") or result_cap
-    return min(body_cap, result_cap), result_cap, result_cap
+    return min(body_cap, result_cap), result_cap
+
+
+def results_reader(client: Any, settings: Any) -> BoundedReader:
+    """The sequencer's reader of a run's results: a message over a result's cap handed over as
+    its size alone, one read at most one result's cap (crovia_spider/cluster/results.py)."""
+    _, result_cap = result_caps(settings)
+    return BoundedReader(client, result_cap, result_cap)
 
 
 def body_reader(settings: Any) -> Any:
