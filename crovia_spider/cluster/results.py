@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from crovia_spider.cluster.connection import text
+
 # KEYS[1]: the stream. ARGV: the last id read, the most messages, the cap of one result, the cap
 # of one read. Returns a list of {id, fields} (a message handed over) or {id, size, job} (one over
 # the result cap: its size and at most 64 bytes of the job it names).
@@ -64,13 +66,9 @@ class BoundedReader:
 
 def _messages(answer: Any) -> Iterator[Message]:
     for entry in answer:
-        message_id = _text(entry[0])
+        message_id = text(entry[0])
         if len(entry) == 3 and isinstance(entry[1], int):
-            yield Message(message_id, None, entry[1], _text(entry[2]))
+            yield Message(message_id, None, entry[1], text(entry[2]))
             continue
         flat = entry[1]
         yield Message(message_id, {flat[i]: flat[i + 1] for i in range(0, len(flat) - 1, 2)})
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
