@@ -4,7 +4,8 @@ Read in leaf order, without the lock (a torn last line is skipped, as `crovia fi
 - an item (AX.OBS) whose identity was never seen, issued from a fetch of a feed whose earlier fetch
   read a body, is `new`: between that earlier fetch record and the fetch that brought it. The
   items of a feed's first read are its baseline, not news; so are watched pages (no feed);
-- a page's captures (AX.CAPTURE, chained per item) are followed one by one:
+- a page's captures (AX.CAPTURE, chained per item, a browser capture's chain apart from the
+  plain one's) are followed one by one:
   - no usable answer (outcome `failed`: another status than 2xx, 404 or 410, a timeout, a TLS or
     DNS failure, a refusal, a bot wall) is `unreachable`, once at the start of a run of them; it
     is never a removal and never a version;
@@ -192,11 +193,14 @@ class _Deriver:
     def _capture(self, envelope: Mapping[str, Any], index: int) -> Iterator[ChangeEvent]:
         capture = capture_of(envelope, index)
         head = _text(_mapping(envelope.get("body")).get("response_head_sha256"))
-        known = self.pages.get(self.items.get(capture.item, ""))
+        item = self.items.get(capture.item, "")
+        # A browser capture's chain is its own: never compared with a plain capture.
+        chain = f"#{capture.mode}" if capture.mode else ""
+        known = self.pages.get(item + chain) if item else None
+        key = (item or "page:" + capture.url) + chain
         if head and self._may_be_wall(known, capture) and self._walled(head):
             capture.outcome = FAILED
             capture.error = f"bot wall: {WALL_HEADER}, HTTP {capture.status}"
-        key = self.items.get(capture.item, "page:" + capture.url)
         page = self.pages.setdefault(key, _Page())
         ref = RecordRef(capture.axiom_id, index, capture.captured_at[:19] + "Z", "capture")
         try:
