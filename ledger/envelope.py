@@ -135,6 +135,41 @@ def validate_record(record: Mapping[str, Any]) -> None:
         raise InvalidRecord(f"spider_record.envelope_target must be {AXIOM_TYPE!r}")
 
 
+def record_envelope(
+    axiom_type: str,
+    *,
+    body: dict[str, Any],
+    decision: str,
+    issued_at: str | None,
+    notes: str,
+    obj: dict[str, Any],
+    subject: dict[str, str],
+    predecessors: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The UNSIGNED envelope of a record of `axiom_type` (AX.FETCH, AX.CAPTURE, AX.COVERAGE:
+    ledger/records/) holding what the kind gives it, and what every such envelope holds alike
+    (a deterministic confidence, the schema, the signer, no TSA, clear zk); `issued_at` defaults
+    to now. Raises CanonicalizationError for anything canonical JSON cannot sign."""
+    envelope = {
+        "axiom_type": axiom_type,
+        "body": body,
+        "confidence": {"method": "deterministic"},
+        "decision": decision,
+        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
+        "notes": notes,
+        "object": obj,
+        "predecessors": list(predecessors),
+        "schema": ENVELOPE_SCHEMA,
+        "signer": SIGNER,
+        "subject": subject,
+        "tsa": dict(TSA_NONE),
+        "zk_mode": "clear",
+        "zk_proof": None,
+    }
+    check_signable(envelope)
+    return envelope
+
+
 def utc_now_seconds() -> str:
     """The current UTC time as 2026-06-18T04:43:37Z."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

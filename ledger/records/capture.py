@@ -32,8 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.canonical import check_signable
-from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
+from ledger.envelope import record_envelope
 from ledger.exceptions import InvalidRecord
 
 CAPTURE_TYPE = "AX.CAPTURE"
@@ -157,28 +156,20 @@ def new_capture_envelope(
         raise InvalidRecord(problem)
     if previous and not _AXIOM_ID.fullmatch(previous):
         raise InvalidRecord(f"previous capture {previous!r} is not an axiom_id (axm_ + 64 hex)")
-    envelope = {
-        "axiom_type": CAPTURE_TYPE,
-        "body": body,
-        "confidence": {"method": "deterministic"},
-        "decision": CAPTURE_DECISION,
-        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
-        "notes": _notes(url, item, spider, outcome, body.get("browser")),
-        "object": {"captured_by": f"crovia.spider.{spider}", "primary_source_url": url},
-        "predecessors": [previous] if previous else [],
-        "schema": ENVELOPE_SCHEMA,
-        "signer": SIGNER,
-        "subject": {
+    return record_envelope(
+        CAPTURE_TYPE,
+        body=body,
+        decision=CAPTURE_DECISION,
+        issued_at=issued_at,
+        notes=_notes(url, item, spider, outcome, body.get("browser")),
+        obj={"captured_by": f"crovia.spider.{spider}", "primary_source_url": url},
+        subject={
             "observed_at": moment.group(1) + "Z",
             "source_collector": f"spider:{spider}",
             "target_id": PAGE_TARGET_PREFIX + url,
         },
-        "tsa": dict(TSA_NONE),
-        "zk_mode": "clear",
-        "zk_proof": None,
-    }
-    check_signable(envelope)
-    return envelope
+        predecessors=[previous] if previous else [],
+    )
 
 
 def _notes(url: str, item: str, spider: str, outcome: str, browser: Any) -> str:

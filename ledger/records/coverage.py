@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ledger.canonical import canonical_json, check_signable
-from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
+from ledger.canonical import canonical_json
+from ledger.envelope import record_envelope
 from ledger.exceptions import InvalidRecord
 
 COVERAGE_TYPE = "AX.COVERAGE"
@@ -114,31 +114,23 @@ def new_coverage_envelope(
     }
     if problem := coverage_problem(body):
         raise InvalidRecord(problem)
-    envelope = {
-        "axiom_type": COVERAGE_TYPE,
-        "body": body,
-        "confidence": {"method": "deterministic"},
-        "decision": COVERAGE_DECISION,
-        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
-        "notes": (
+    return record_envelope(
+        COVERAGE_TYPE,
+        body=body,
+        decision=COVERAGE_DECISION,
+        issued_at=issued_at,
+        notes=(
             f"arXiv {category} on {day}: announced {body['announced']['count']}, harvested"
             f" {body['harvested']['count']}, both {body['both']['count']}"
         ),
-        "object": {"captured_by": CAPTURED_BY, "primary_source_url": LIST_URL + category},
-        "predecessors": list(predecessors),
-        "schema": ENVELOPE_SCHEMA,
-        "signer": SIGNER,
-        "subject": {
+        obj={"captured_by": CAPTURED_BY, "primary_source_url": LIST_URL + category},
+        subject={
             "observed_at": computed_at[:19] + "Z",
             "source_collector": "crovia:arxiv-coverage",
             "target_id": coverage_target(category, day),
         },
-        "tsa": dict(TSA_NONE),
-        "zk_mode": "clear",
-        "zk_proof": None,
-    }
-    check_signable(envelope)
-    return envelope
+        predecessors=predecessors,
+    )
 
 
 def is_coverage_record(envelope: Any) -> bool:

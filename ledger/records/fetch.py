@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.canonical import canonical_json, check_signable
-from ledger.envelope import ENVELOPE_SCHEMA, SIGNER, TSA_NONE, utc_now_seconds
+from ledger.canonical import canonical_json
+from ledger.envelope import record_envelope
 from ledger.exceptions import InvalidRecord
 
 FETCH_TYPE = "AX.FETCH"
@@ -136,28 +136,19 @@ def new_fetch_envelope(
     obj: dict[str, Any] = {"captured_by": f"crovia.spider.{spider}", "primary_source_url": feed_url}
     if fetch:
         obj["fetch"] = dict(fetch)
-    envelope = {
-        "axiom_type": FETCH_TYPE,
-        "body": body,
-        "confidence": {"method": "deterministic"},
-        "decision": FETCH_DECISION,
-        "issued_at": issued_at if issued_at is not None else utc_now_seconds(),
-        "notes": f"Fetch of feed {vendor} by spider {spider}: {outcome}",
-        "object": obj,
-        "predecessors": [],
-        "schema": ENVELOPE_SCHEMA,
-        "signer": SIGNER,
-        "subject": {
+    return record_envelope(
+        FETCH_TYPE,
+        body=body,
+        decision=FETCH_DECISION,
+        issued_at=issued_at,
+        notes=f"Fetch of feed {vendor} by spider {spider}: {outcome}",
+        obj=obj,
+        subject={
             "observed_at": moment.group(1) + "Z",
             "source_collector": f"spider:{spider}",
             "target_id": FEED_TARGET_PREFIX + feed_url,
         },
-        "tsa": dict(TSA_NONE),
-        "zk_mode": "clear",
-        "zk_proof": None,
-    }
-    check_signable(envelope)
-    return envelope
+    )
 
 
 def is_fetch_record(envelope: Any) -> bool:
