@@ -973,7 +973,7 @@
       if (!nonNegativeInt(found.count)) fail(`body.${name}.count is not an int of at least 0`);
       if (typeof found.ids_sha256 !== "string" || !HEX64.test(found.ids_sha256)) fail(`body.${name}.ids_sha256 is not 64 lowercase hex`);
       const listed = COVERAGE_LISTED.includes(name) && found.count.big <= COVERAGE_MAX_LISTED;
-      if (listed !== has(found, "ids")) fail(`body.${name}.ids lists the ids of a difference of at most ${COVERAGE_MAX_LISTED}, only then`);
+      if (listed !== has(found, "ids")) fail(`body.${name}.ids lists the ids of a difference of at most ${COVERAGE_MAX_LISTED}, and only then`);
       if (!listed) continue;
       const ids = found.ids;
       if (!Array.isArray(ids) || !ids.every((i) => typeof i === "string" && ARXIV_PAPER.test(i))) fail(`body.${name}.ids is not a list of arXiv ids`);
