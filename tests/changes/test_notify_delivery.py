@@ -172,3 +172,18 @@ def test_any_bytes_are_a_notify_config_or_a_config_error(data):
         path.write_bytes(data)
         with contextlib.suppress(ConfigError):
             assert isinstance(load_notify(path), NotifyConfig)
+
+
+def test_a_crawl_with_a_bad_notify_config_is_refused_before_it_fetches(tmp_path):
+    with FeedServer() as server:
+        feeds = script_vendor(server)
+        (tmp_path / "notify.toml").write_text('[[webhooks]]\nurl = "htp:/bad url"\n')
+        crawled = run_crawl(tmp_path, feeds, env=environment(tmp_path))
+        fetched = server.requests_for("feed.xml") + server.requests_for("policies/usage")
+    assert crawled.returncode == 1 and "Traceback" not in crawled.stderr
+    (refused,) = [line for line in crawled.stderr.splitlines() if "CRITICAL" in line]
+    assert refused.endswith(
+        f"crawl refused: {tmp_path / 'notify.toml'}: [[webhooks]] entry 1: 'url' ="
+        " 'htp:/bad url': an http(s) URL without spaces is required"
+    )
+    assert fetched == [] and not (tmp_path / "ledger" / "axiom_ledger.jsonl").exists()
