@@ -33,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = commands.add_parser(
         "list", help="each feed's health, one line each",
         description="One line per configured feed: vendor (and the relay that serves it, if not"
-        " the vendor), state (ok; failing N times since T;"
-        " never fetched; disabled), last success, last new item and items in the ledger (from"
+        " the vendor), state (ok; failing N times since T; never fetched; watched: a watch"
+        " source; disabled), last success, last new item and items in the ledger (from"
         " the ledger directory's feed state and index).",
     )  # fmt: skip
     _feeds_file(listing)
@@ -113,8 +113,10 @@ def list_feeds(args: argparse.Namespace) -> int:
         if state_text == "failing":
             state_text = f"failing {row['failures']} times since {_minute(row['failing_since'])}"
         vendor = f"{row['vendor']} via {row['relay']}" if row["relay"] else row["vendor"]
-        table.append((printable(vendor), state_text, _minute(row["last_success"]),
-                      _minute(row["last_new_item"]), str(row["items"])))  # fmt: skip
+        when = [_minute(row[k]) for k in ("last_success", "last_new_item")]
+        if row["state"] == "watched":
+            when = ["-", "-"]  # no fetch to succeed; `crovia changes` says what its pages did
+        table.append((printable(vendor), state_text, *when, str(row["items"])))
     widths = [max(len(line[col]) for line in table) for col in range(4)]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
@@ -123,7 +125,10 @@ def list_feeds(args: argparse.Namespace) -> int:
 
 
 def _health(feed: FeedConfig, entry: dict, items: dict[str, int]) -> dict[str, object]:
-    """One feed's row: its state is disabled, failing (N crawls in a row), ok or never fetched."""
+    """One feed's row: its state is disabled, watched (a watch source), failing (N crawls in a
+    row), ok or never fetched."""
+    from crovia_spider.config.feeds import WATCH_KIND
+
     last = entry.get("last_run") or {}
     failures = int(entry.get("failures", 0))
     since = entry.get("failing_since")
@@ -131,6 +136,8 @@ def _health(feed: FeedConfig, entry: dict, items: dict[str, int]) -> dict[str, o
         failures, since = 1, last.get("started_at")  # state written before health was kept
     if not feed.enabled:
         state = "disabled"
+    elif feed.kind == WATCH_KIND:
+        state = "watched"  # its pages are captured, never fetched as a feed (docs/watching.md)
     elif failures:
         state = "failing"
     elif entry.get("last_success") or (last and not last.get("error")):

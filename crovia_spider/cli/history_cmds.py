@@ -150,6 +150,10 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"  {version.observed_at}  {version.axiom_id}  {how}")
         print(f"      {version.title!r}")
     for feed in line.feeds:
+        if not feed.fetches and feed.feed_url == line.identity.get("link"):
+            # a source of kind watch: the page is its own source, and its captures its record
+            print(f"watched page {printable(feed.feed_url)}: no feed is fetched")
+            continue
         print(f"feed {feed.vendor} ({feed.feed_url}):")
         labels = {
             "last_without": "last fetch without it (first seen after)",

@@ -196,6 +196,22 @@ def test_filters_and_the_text_form(rounds):
     assert "removed" not in kinds and "returned" not in kinds
 
 
+def test_the_watch_source_is_shown_as_watched_not_as_a_feed_never_fetched(rounds):
+    tmp_path = rounds["tmp"]
+    listed = json.loads(crovia(tmp_path, "feeds", "list", "--json").stdout)
+    rows = {row["vendor"]: row for row in listed}
+    assert rows["lab"]["state"] == "ok"
+    assert rows["lab_policies"]["state"] == "watched" and rows["lab_policies"]["items"] == 1
+    text = crovia(tmp_path, "feeds", "list").stdout.splitlines()
+    (row,) = [line for line in text if line.startswith("lab_policies ")]
+    assert row.split() == ["lab_policies", "watched", "-", "-", "1"]
+    shown = crovia(tmp_path, "history", "--url", rounds["url"])
+    assert shown.returncode == 0, shown.stderr
+    assert "every fetch" not in shown.stdout and "feed lab_policies" not in shown.stdout
+    assert f"watched page {rounds['url']}: no feed is fetched" in shown.stdout
+    assert shown.stdout.count("AX.CAPTURE") == 1 and len(captures(tmp_path)) == 6
+
+
 def test_a_watched_page_waits_for_its_interval(tmp_path):
     with FeedServer() as server:
         feeds = script_vendor(server, every="1h")
