@@ -51,6 +51,10 @@ COMPLETE, PARTIAL_OAI, NOT_HARVESTED = OAI_STATES
 _BODIES = (NEW_BODY, UNCHANGED_BODY)
 Parse = Callable[..., Any]  # (body, headers, kind, options) -> ParsedFeed: the worker's
 RSS_DAYS = 7  # an RSS body announces a day at most this long before (or after) its fetch
+# A fetch or coverage record's line holds these bytes (canonical JSON, as the audit holds every
+# line to; ledger/audit/bodies.py passes over lines the same way): the others are not parsed.
+_FETCH_LINE = b'"axiom_type":"AX.FETCH"'
+_COVERAGE_LINE = b'"axiom_type":"AX.COVERAGE"'
 
 
 @dataclass
@@ -181,6 +185,8 @@ class Coverage:
         self.window = (_shifted(since, -RSS_DAYS), _shifted(until, RSS_DAYS), since, until)
         path = self.ledger_dir / LEDGER_FILE
         for _, line in jsonl.iter_lines(path):
+            if _FETCH_LINE not in line and _COVERAGE_LINE not in line:
+                continue  # an item (most lines), or a capture: passed over unparsed
             try:
                 envelope = orjson.loads(line)
             except orjson.JSONDecodeError:
