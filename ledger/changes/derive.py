@@ -4,8 +4,8 @@ Read in leaf order, without the lock (a torn last line is skipped, as `crovia fi
 - an item (AX.OBS) whose identity was never seen, issued from a fetch of a feed whose earlier fetch
   read a body, is `new`: between that earlier fetch record and the fetch that brought it. The
   items of a feed's first read are its baseline, not news; so are watched pages (no feed);
-- a page's captures (AX.CAPTURE, chained per item, a browser capture's chain apart from the
-  plain one's) are followed one by one:
+- a page's captures (AX.CAPTURE, chained per item; a browser capture's chain apart from the
+  plain one's, telling its `edited` events only) are followed one by one:
   - no usable answer (outcome `failed`: another status than 2xx, 404 or 410, a timeout, a TLS or
     DNS failure, a refusal, a bot wall) is `unreachable`, once at the start of a run of them; it
     is never a removal and never a version;
@@ -204,7 +204,11 @@ class _Deriver:
         page = self.pages.setdefault(key, _Page())
         ref = RecordRef(capture.axiom_id, index, capture.captured_at[:19] + "Z", "capture")
         try:
-            yield from self._judge(key, page, capture, ref)
+            for event in self._judge(key, page, capture, ref):
+                # The browser chain tells edits of what a reader was shown; whether the page
+                # answered, moved or went is the plain chain's to say (a rendering can fail).
+                if not capture.mode or event.kind == EDITED:
+                    yield event
         finally:
             page.last = ref
 
@@ -308,7 +312,7 @@ class _Deriver:
         records: list[RecordRef],
         **fields: Any,
     ) -> ChangeEvent:
-        facts = self.facts.get(key)
+        facts = self.facts.get(key.removesuffix(f"#{capture.mode}") if capture.mode else key)
         return ChangeEvent(
             kind=kind,
             vendor=facts.vendor if facts else "",
