@@ -589,3 +589,63 @@ def test_the_bundles_summary_is_text_only(bundled):
     assert parser.tags <= fixed | {"th", "td"}, parser.tags
     assert set(parser.attrs) <= {"lang", "charset", "http-equiv", "content"}
     assert "default-src 'none'" in page and "captures.wacz" in page and "tsa_roots/" in page
+
+
+def test_the_three_verifiers_agree_on_the_events_records_and_the_bundles_receipts(
+    rounds, published, bundled
+):
+    """Every record a change event names (its published receipt) and every receipt of the edit's
+    bundle: `crovia verify` and the verifier page in Chromium give the same verdict, and so they
+    do on a receipt changed by one byte; `crovia monitor` verifies the published log holding
+    every one of those records."""
+    import zipfile
+
+    from playwright.sync_api import sync_playwright
+
+    from ledger.canonical import canonical_json
+    from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, Server
+    from tests.web.test_page import verdict_of
+
+    tmp_path = rounds["tmp"]
+    events = changes(tmp_path)
+    ids = sorted({r["axiom_id"] for e in events for r in e["records"]})
+    served = published / "bundle"  # the bundle's receipts (their seals stamped), served as files
+    served.mkdir(exist_ok=True)
+    cases = {f"/v/{i}": published / "receipts" / f"{i}.json" for i in ids}
+    with zipfile.ZipFile(bundled["case"]) as archive:
+        for name in [n for n in archive.namelist() if n.startswith("receipts/")]:
+            (served / name.split("/")[1]).write_bytes(archive.read(name))
+            cases[f"/v/?src=/bundle/{name.split('/')[1]}"] = served / name.split("/")[1]
+    changed = json.loads(cases[f"/v/{ids[0]}"].read_bytes())
+    changed["envelope"]["body"]["vendor"] += "x"
+    (served / "changed.json").write_bytes(canonical_json(changed))
+    cases["/v/?src=/bundle/changed.json"] = served / "changed.json"
+    trust = str(published / "trust_root.json")
+    cli = {
+        path: "valid" if crovia(tmp_path, "verify", str(f), "--trust-root", trust).returncode == 0
+        else "invalid"
+        for path, f in cases.items()
+    }  # fmt: skip
+    server = Server(published)
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = chromium.new_page()
+                shown = {}
+                for path in cases:
+                    page.goto(server.base.rstrip("/") + path)
+                    shown[path] = verdict_of(page)["verdict"]
+            finally:
+                chromium.close()
+    finally:
+        server.stop()
+    assert [p for p, verdict in cli.items() if verdict != "valid"] == [
+        "/v/?src=/bundle/changed.json"
+    ]
+    assert shown == cli, {p: (cli[p], shown[p]) for p in cases if cli[p] != shown[p]}
+    vkey = json.loads(crovia(tmp_path, "pubkey", "--json").stdout)["note_verifier_key"]
+    monitored = crovia(tmp_path, "monitor", str(published), "--vkey", vkey, "--json")
+    assert monitored.returncode == 0, monitored.stdout + monitored.stderr
+    leaves_ = [r["leaf_index"] for e in events for r in e["records"]]
+    assert json.loads(monitored.stdout)["size"] > max(leaves_)
