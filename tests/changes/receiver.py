@@ -38,6 +38,7 @@ class Delivery:
 class Answer:
     status: int = 200
     delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,6 +66,8 @@ class Receiver:
                     time.sleep(answer.delay)  # the slow receiver under test
                 try:
                     self.send_response(answer.status)
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", "2")
                     self.end_headers()
                     self.wfile.write(b"ok")

@@ -71,10 +71,11 @@ def test_a_target_that_is_not_global_is_refused_unless_allowed(url, kind):
 
 
 def test_a_redirect_is_a_failure_and_is_not_followed():
-    with Receiver() as target, Receiver([Answer(302)]) as hook:
-        hook.answers = [Answer(302)]
+    with Receiver() as target, Receiver() as hook:
+        # 307: a client that followed it would POST the same body to `target`
+        hook.answers = [Answer(307, headers={"Location": target.url})]
         attempt = post(hook.url, b"{}", {}, 5.0, lambda host, port: True)
-    assert attempt.status == 302 and not attempt.ok and "not followed" in attempt.error
+    assert attempt.status == 307 and not attempt.ok and "not followed" in attempt.error
     assert target.deliveries == []
 
 
