@@ -364,23 +364,11 @@ class RemoteRoles:
         mine = self.run_state
         if mine.jobs is not None:
             return mine.jobs
-        settings = {
-            name: str(self.settings.get(name))
-            for name in JOB_SETTINGS
-            if self.settings.get(name) is not None
-        }
-        key = job_key(self.settings)
-        timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
-        expires = int(time.time() + timeout) + 60
-        ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
-        pipe = self.redis.pipeline(transaction=True)
-        for feed in self.feeds:
-            job = Job(
-                self.remote_request, self.run.run_id, self.run.started_at, self.name, feed,
-                self.state.get(feed.url, {}), settings, expires,
-            )  # fmt: skip
-            pipe.xadd(keys.JOBS, job.signed(key))
-        ids = [i.decode() if isinstance(i, bytes) else i for i in pipe.execute()]
+        settings, expires = self._job_terms()
+        run = self.remote_request, self.run.run_id, self.run.started_at, self.name
+        ids = self._enqueue(
+            [Job(*run, f, self.state.get(f.url, {}), settings, expires) for f in self.feeds]
+        )
         mine.jobs = {job_id: feed.vendor for job_id, feed in zip(ids, self.feeds, strict=True)}
         runstate.save(self.run_dir, mine)
         return mine.jobs
@@ -423,13 +411,7 @@ class RemoteRoles:
                 "browser captures are not made by a cluster (only plain ones): crawl the"
                 ' sources with capture = "browser" locally'
             )
-        settings = {
-            name: str(self.settings.get(name))
-            for name in JOB_SETTINGS
-            if self.settings.get(name) is not None
-        }
-        timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
-        expires = int(time.time() + timeout) + 60
+        settings, expires = self._job_terms()
         jobs = []
         for vendor, pages in by_vendor.items():
             for start in range(0, len(pages), CAPTURE_PAGES_PER_JOB):
@@ -444,16 +426,31 @@ class RemoteRoles:
             mine.captures = {}
             runstate.save(self.run_dir, mine)
             return {}
+        ids = self._enqueue(jobs)
+        logger.info("%d capture job(s) enqueued: %d page(s)", len(jobs), self.capture_taken)
+        mine.captures = {job_id: list(job.captures) for job_id, job in zip(ids, jobs, strict=True)}
+        runstate.save(self.run_dir, mine)
+        return dict(zip(ids, jobs, strict=True))
+
+    def _job_terms(self) -> tuple[dict[str, str], int]:
+        """(the settings each job of the run carries, the Unix time it expires: when the run
+        times out, and a minute)."""
+        settings = {
+            name: str(self.settings.get(name))
+            for name in JOB_SETTINGS
+            if self.settings.get(name) is not None
+        }
+        timeout = self.settings.getfloat("CROVIA_REDIS_RUN_TIMEOUT", RUN_TIMEOUT)
+        return settings, int(time.time() + timeout) + 60
+
+    def _enqueue(self, jobs: list[Job]) -> list[str]:
+        """The ids of `jobs`, each signed with the job key, enqueued in one transaction."""
         key = job_key(self.settings)
         ensure_group(self.redis, keys.JOBS, keys.JOBS_GROUP)
         pipe = self.redis.pipeline(transaction=True)
         for job in jobs:
             pipe.xadd(keys.JOBS, job.signed(key))
-        ids = [i.decode() if isinstance(i, bytes) else i for i in pipe.execute()]
-        logger.info("%d capture job(s) enqueued: %d page(s)", len(jobs), self.capture_taken)
-        mine.captures = {job_id: list(job.captures) for job_id, job in zip(ids, jobs, strict=True)}
-        runstate.save(self.run_dir, mine)
-        return dict(zip(ids, jobs, strict=True))
+        return [text(job_id) for job_id in pipe.execute()]
 
     async def sequence(self) -> Any:
         """The sequencer's start(): enqueue the run's jobs, then turn each first result of a job
