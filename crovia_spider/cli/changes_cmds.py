@@ -23,7 +23,7 @@ from crovia_spider.cli.ledger_args import (
     require_ledger,
     utc_time,
 )
-from ledger.changes.events import EVENT_KINDS
+from ledger.changes import EVENT_KINDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

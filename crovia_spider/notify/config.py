@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from crovia_spider.config.tables import check_top_level, read_toml
 from crovia_spider.exceptions import ConfigError
-from ledger.changes.events import EVENT_KINDS
+from ledger.changes import EVENT_KINDS
 
 MAX_TARGETS = 100
 _TOP = {
