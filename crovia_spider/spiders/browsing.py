@@ -54,8 +54,10 @@ from ledger.records.capture import (
     URL_CHARS,
     USABLE_VERDICTS,
 )
+from ledger.store import chain_key
 
-BROWSER_SUFFIX = "#browser"
+# What ends a browser capture job's key: its chain's (ledger/store/pages.py chain_key).
+BROWSER_SUFFIX = chain_key("", BROWSER_MODE)
 TWIN_META = "crovia_browser_twin"
 DOM_TYPE = "text/html; charset=utf-8"
 # A main document the browser renders: a 2xx, or a removal's page (what a reader was shown).
@@ -69,7 +71,7 @@ def is_browser_job(job: Job) -> bool:
 
 def browser_job(job: Job) -> Job:
     """The browser capture of the page of the plain capture job `job`."""
-    return Job(job.key + BROWSER_SUFFIX, job.item, job.url, job.vendor, job.spider)
+    return Job(chain_key(job.key, BROWSER_MODE), job.item, job.url, job.vendor, job.spider)
 
 
 class BrowserCaptures:

@@ -49,7 +49,7 @@ from ledger.records.capture import MOVED as MOVED_OUTCOME
 from ledger.records.fetch import FETCH_TYPE, HOLDS_ENTRIES
 from ledger.store.bodies import BodyStore
 from ledger.store.index import identity_of
-from ledger.store.pages import PageCapture, capture_of
+from ledger.store.pages import PageCapture, capture_of, chain_key
 from ledger.store.reader import LEDGER_FILE
 from ledger.store.timeline import parse_leaf
 
@@ -195,9 +195,8 @@ class _Deriver:
         head = _text(_mapping(envelope.get("body")).get("response_head_sha256"))
         item = self.items.get(capture.item, "")
         # A browser capture's chain is its own: never compared with a plain capture.
-        chain = f"#{capture.mode}" if capture.mode else ""
-        known = self.pages.get(item + chain) if item else None
-        key = (item or "page:" + capture.url) + chain
+        known = self.pages.get(chain_key(item, capture.mode)) if item else None
+        key = chain_key(item or "page:" + capture.url, capture.mode)
         if head and self._may_be_wall(known, capture) and self._walled(head):
             capture.outcome = FAILED
             capture.error = f"bot wall: {WALL_HEADER}, HTTP {capture.status}"
@@ -312,7 +311,7 @@ class _Deriver:
         records: list[RecordRef],
         **fields: Any,
     ) -> ChangeEvent:
-        facts = self.facts.get(key.removesuffix(f"#{capture.mode}") if capture.mode else key)
+        facts = self.facts.get(self.items.get(capture.item, ""))
         return ChangeEvent(
             kind=kind,
             vendor=facts.vendor if facts else "",

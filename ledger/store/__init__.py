@@ -33,6 +33,7 @@ _EXPORTS = {
     "PageCapture": "pages",
     "PageHistory": "pages",
     "capture_of": "pages",
+    "chain_key": "pages",
     "page_chains": "pages",
     "page_history": "pages",
     "vendor_items": "pages",

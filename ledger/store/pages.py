@@ -118,8 +118,12 @@ def capture_of(envelope: Mapping[str, Any], index: int) -> PageCapture:
     )
 
 
-# The chain of a page's captures of a mode is the item's key and this (the capture book's key).
-CHAIN_SUFFIX = {"browser": "#browser"}
+def chain_key(key: str, mode: str) -> str:
+    """The key of the chain of an item's page's captures of `mode`: the item's key `key` for
+    plain captures, `key#browser` for browser ones (the capture book's key too)."""
+    return f"{key}#{mode}" if mode else key
+
+
 # The lines these readers parse: items and captures (every other leaf is skipped unparsed).
 _ITEM_TAG = b'"axiom_type":"' + AXIOM_TYPE.encode() + b'"'
 _CAPTURE_TAG = b'"axiom_type":"' + CAPTURE_TYPE.encode() + b'"'
@@ -167,10 +171,9 @@ def page_chains(
         elif envelope.get("axiom_type") == CAPTURE_TYPE:
             capture = capture_of(envelope, -1)
             key = items.get(capture.item)
-            if key is not None and capture.mode:  # a browser capture's chain is its own
-                key += CHAIN_SUFFIX.get(capture.mode, "#" + capture.mode)
-            if key is not None:
-                chains.setdefault(key, []).append((facts.get(key, {}), capture))
+            if key is not None:  # a browser capture's chain is its own
+                chain = chains.setdefault(chain_key(key, capture.mode), [])
+                chain.append((facts.get(key, {}), capture))
     return chains, end
 
 
