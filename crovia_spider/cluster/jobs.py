@@ -43,7 +43,7 @@ from crovia_spider.config.feeds import FeedConfig, feed_from_table
 JOB_SCHEMA = "crovia.job.v2"
 # What the job key signs: this prefix, then the job's JSON, so a job signature is never valid as
 # anything else (and the ledger's key never signs a job).
-JOB_SIGNED_PREFIX = b"crovia.job.v2\n"
+JOB_SIGNED_PREFIX = JOB_SCHEMA.encode() + b"\n"
 # A spider's name as feeds.toml allows it (a job's becomes a command line's word).
 SPIDER_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,99}")
 RESULT_SCHEMA = "crovia.result.v1"
