@@ -154,6 +154,7 @@ def check_config() -> Iterator[Finding]:
     from crovia_spider.cli.schedule_cmds import check_crawl_config
     from crovia_spider.config.feeds import load_feeds
     from crovia_spider.config.ruleset import load_ruleset
+    from crovia_spider.notify.config import load_notify
     from crovia_spider.options import path_default
     from crovia_spider.schedule.config import load_schedule
 
@@ -169,6 +170,12 @@ def check_config() -> Iterator[Finding]:
         yield Finding("config", f"{rules}: {len(load_ruleset(rules).rules)} rules")
     except ConfigError as exc:
         yield Finding("config", str(exc), fix)
+    notify = path_default("CROVIA_NOTIFY_FILE")  # a crawl reads it first, and refuses a bad one
+    try:
+        targets = load_notify(notify).targets
+        yield Finding("config", f"{notify}: {len(targets)} notification targets")
+    except ConfigError as exc:
+        yield Finding("config", str(exc), "correct it (crovia notify says the same)")
     schedule = path_default("CROVIA_SCHEDULE_FILE")
     if schedule.exists():
         try:
@@ -328,8 +335,9 @@ def _check_roots(paths: list[Path]) -> Iterator[Finding]:
 
 def check_captures(ledger_dir: Path) -> Iterator[Finding]:
     """Which sources capture their items' pages, and how many of their items the capture book
-    does not follow (from the ledger's index, read-only, and the book's file)."""
-    from crovia_spider.config.feeds import load_feeds
+    does not follow (from the ledger's index, read-only, and the book's file); a watch source is
+    named so."""
+    from crovia_spider.config.feeds import WATCH_KIND, load_feeds
     from crovia_spider.options import path_default, setting
 
     try:
@@ -340,7 +348,8 @@ def check_captures(ledger_dir: Path) -> Iterator[Finding]:
     if not vendors:
         yield Finding("captures", "no source captures its items' pages")
         return
-    listed = ", ".join(vendors)
+    watch = {feed.vendor for feed in feeds if feed.kind == WATCH_KIND}
+    listed = ", ".join(f"{v} (watch)" if v in watch else v for v in vendors)
     if not setting("CROVIA_CAPTURE"):
         yield Finding(
             "captures",

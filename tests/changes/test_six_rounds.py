@@ -212,6 +212,23 @@ def test_the_watch_source_is_shown_as_watched_not_as_a_feed_never_fetched(rounds
     assert shown.stdout.count("AX.CAPTURE") == 1 and len(captures(tmp_path)) == 6
 
 
+def test_doctor_names_the_watch_source_and_checks_the_notify_config(rounds):
+    tmp_path = rounds["tmp"]
+    shown = crovia(tmp_path, "doctor")
+    lines = shown.stdout.splitlines()
+    assert f"ok       config: {tmp_path / 'notify.toml'}: 5 notification targets" in lines
+    watch = "ok       captures: 1 source(s) capture their items' pages: lab_policies (watch)"
+    assert watch in lines
+    bad = tmp_path / "bad-notify.toml"
+    bad.write_text('[[webhooks]]\nurl = "htp:/bad url"\n')
+    refused = crovia(tmp_path, "doctor", CROVIA_NOTIFY_FILE=str(bad))
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert (
+        f"PROBLEM  config: {bad}: [[webhooks]] entry 1: 'url' = 'htp:/bad url': an http(s) URL"
+        " without spaces is required; fix: correct it (crovia notify says the same)"
+    ) in refused.stdout.splitlines()
+
+
 def test_a_watched_page_waits_for_its_interval(tmp_path):
     with FeedServer() as server:
         feeds = script_vendor(server, every="1h")
