@@ -30,10 +30,7 @@ middlewares that must judge its requests (docs/spider.md, "Browser captures", sa
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import signal
 import struct
 import time
 from collections.abc import Awaitable, Callable
@@ -45,9 +42,11 @@ from urllib.parse import urljoin
 from crovia_spider.capture.chromium import (
     Launcher,
     chromium_path,
+    kill_left,
     launch_options,
     launcher,
     resident_bytes,
+    session_identities,
     session_processes,
 )
 from crovia_spider.capture.exchanges import Exchange, Exchanges
@@ -208,21 +207,19 @@ class BrowserSession:
 
     async def _stop_browser(self) -> None:
         browser, self._browser = self._browser, None
+        # Its processes as they are now: once the browser has gone, a zygote or renderer left
+        # behind no longer descends from a marked process (chromium.py).
+        token = self._launcher.token if self._launcher is not None else ""
+        had = await asyncio.to_thread(session_identities, token) if token else set()
         if browser is not None:
             try:
                 await asyncio.wait_for(browser.close(), 10)
             except Exception as exc:  # a browser already gone: nothing left to close
                 logger.debug("closing the browser: %s", exc)
         if self._launcher is not None:
-            self._kill_leftovers(self._launcher.token)
+            kill_left(had | session_identities(token))
             self._launcher.close()
             self._launcher = None
-
-    @staticmethod
-    def _kill_leftovers(token: str) -> None:
-        for pid in session_processes(token):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
 
     async def close(self) -> None:
         """Close the browser and the driver; nothing of the session is left running."""

@@ -8,8 +8,13 @@ behind. So Chromium is not started directly: `executable_path` is a launcher wri
 session (`launcher`) that has the kernel kill Chromium when the thread that started it (the
 driver's) ends (PR_SET_PDEATHSIG, as crovia_spider/deathsig.py does for the crawl's own
 children), then execs the real binary. Chromium's own helpers (zygote, renderers) end when their
-browser process does. Every process of the session carries `CROVIA_BROWSER_SESSION=<token>` in its
-environment, so a test (or an operator) can tell this crawl's Chromium from any other.
+browser process does. The browser process (and its crash handlers) carry
+`CROVIA_BROWSER_SESSION=<token>` in their environment, so a test (or an operator) can tell this
+crawl's Chromium from any other; the zygotes and renderers do not show it (Chromium writes their
+process titles over the memory /proc/PID/environ reads), so a session's processes are the
+marked ones and every descendant of them (`session_processes`): a renderer's memory is the
+session's, and a process left after its browser closed is killed by the identity it had
+(`session_identities`, `kill_left`).
 
 Nothing is downloaded: the binary is CROVIA_CHROMIUM (default /usr/bin/chromium). Its network is a
 dead end: every request a page makes is fulfilled by the crawl through Scrapy
@@ -20,9 +25,11 @@ followed) is refused on the spot, and no name is resolved by Chromium (a proxy r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import stat
 import sys
@@ -138,21 +145,64 @@ def launch_options(session: Launcher, memory_mb: int, user_agent: str) -> dict[s
     }
 
 
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].decode("ascii", "replace").split()
+    except (OSError, IndexError):
+        return None
+
+
 def session_processes(token: str) -> list[int]:
-    """The live processes whose environment carries the session `token` (this user's only)."""
-    found = []
+    """The live processes of the session `token` (this user's only): those whose environment
+    carries it (the browser, its crash handlers) and every descendant of them (zygotes,
+    renderers, utilities, whose environment Chromium overwrites with their titles)."""
+    marked = []
+    children: dict[int, list[int]] = {}
     needle = f"{SESSION_ENV}={token}".encode()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
+        pid = int(entry.name)
+        fields = _proc_stat(pid)
+        if fields is None or fields[0] == "Z":  # gone, or a zombie: holds nothing, runs nothing
+            continue
+        children.setdefault(int(fields[1]), []).append(pid)
         try:
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
                 environ = handle.read()
         except OSError:
             continue
         if needle in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+            marked.append(pid)
+    found, todo = set(marked), list(marked)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(found)
+
+
+def session_identities(token: str) -> set[tuple[int, str]]:
+    """The session's live processes, each (pid, start time): a pid may be reused once its
+    process has gone, the pair names one process for good."""
+    identities = set()
+    for pid in session_processes(token):
+        fields = _proc_stat(pid)
+        if fields is not None:
+            identities.add((pid, fields[19]))
+    return identities
+
+
+def kill_left(identities: set[tuple[int, str]]) -> None:
+    """SIGKILL each process of `identities` still alive as itself (its pid not reused)."""
+    for pid, started in identities:
+        fields = _proc_stat(pid)
+        if fields is not None and fields[0] != "Z" and fields[19] == started:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def resident_bytes(pids: list[int]) -> int:
