@@ -8,44 +8,38 @@ reader the caller passes (the crawl's own, which this room may not import: a
 ledger.store.timeline BodyReader), and the entries read must be exactly those the record signs
 (`held_to_record`, as `crovia history` and `crovia absent` hold them: count, identity digest and the
 counts of what was not read), else EntriesMismatch naming the leaf and the record. A body that
-cannot be read again fails the same check, saying why. A 304 is read as the earlier record of its
-feed that received the body it confirms; one confirming a body that no earlier record of its feed
+cannot be read again fails the same check, saying why. A body is read as those commands read it
+(ledger.store.timeline `Received`: a 304 as the earlier record of its feed that received the body
+it confirms with the entries it signs); a 304 confirming a body that no earlier record of its feed
 received (among its last RECEIVED_PER_FEED bodies: feed state from before fetch records, or from
 another ledger) can be read as nothing, proves nothing to those commands, and is counted
 `not_checked`.
 
-Memory: per feed, its last RECEIVED_PER_FEED bodies received, and the last READINGS_HELD readings
-(records of one body read it alike, so a body is read once however many records name it).
+Memory: per feed, its last RECEIVED_PER_FEED bodies received (each with its last few readings),
+and the last READINGS_HELD readings (records of one body read it alike, so a body is read once
+however many records name it).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ledger import jsonl
 from ledger.exceptions import BodyMismatch, EntriesMismatch
-from ledger.records.fetch import HOLDS_ENTRIES, NOT_MODIFIED, is_fetch_record
+from ledger.records.fetch import HOLDS_ENTRIES, is_fetch_record
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
 
 if TYPE_CHECKING:  # the timeline is loaded by `--bodies` alone, not by every audit
-    from ledger.store.timeline import BodyReader
+    from ledger.store.timeline import BodyReader, How
 
-RECEIVED_PER_FEED = 16
 READINGS_HELD = 32
 # A fetch record's line holds these bytes (canonical JSON, which the audit has checked): every
 # other line is passed over unparsed.
 _FETCH_LINE = b'"axiom_type":"AX.FETCH"'
-# Fields of a record's body that differ between fetches of one body and play no part in reading
-# it (ledger.store.timeline reads a body as its record's feed, kind, options, Content-Type, limit
-# and final URL say).
-_PER_FETCH = frozenset(("fetched_at", "outcome", "run", "sent", "error", "entries"))
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,9 @@ class _Checker:
 
     def __init__(self, store: BodyStore, read_body: BodyReader) -> None:
         self.store, self.read_body = store, read_body
-        self.received: dict[str, OrderedDict[str, tuple[dict[str, Any], Any]]] = {}
+        from ledger.store.timeline import Received
+
+        self.received = Received()
         self.readings: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
         self.checked = self.read = self.not_checked = 0
 
@@ -95,7 +91,7 @@ class _Checker:
         digest, entries = body.get("body_sha256"), body.get("entries")
         if body.get("outcome") not in HOLDS_ENTRIES or not digest or type(entries) is not dict:
             return  # it states no entries of a body
-        how = self._how(envelope)
+        how = self.received.how(envelope)
         if how is None:
             self.not_checked += 1
             return
@@ -110,29 +106,12 @@ class _Checker:
         held_to_record(envelope, index, found)
         self.checked += 1
 
-    def _how(self, envelope: Mapping[str, Any]) -> tuple[dict[str, Any], Any] | None:
-        """(the signed body of the record that received the body, its final URL): the record's
-        own, or for a 304 its feed's earlier record's; None when there is none."""
-        body = envelope["body"]
-        digest = body["body_sha256"]
-        kept = self.received.setdefault(str(body.get("feed_url")), OrderedDict())
-        if body["outcome"] == NOT_MODIFIED:
-            how = kept.get(digest)
-        else:
-            final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
-            how = kept[digest] = (body, final_url)
-        if how is not None:
-            kept.move_to_end(digest)
-            if len(kept) > RECEIVED_PER_FEED:
-                kept.popitem(last=False)
-        return how
-
-    def _read(self, digest: str, how: tuple[dict[str, Any], Any], where: str) -> dict[str, Any]:
+    def _read(self, digest: str, how: How, where: str) -> dict[str, Any]:
         """What the body gave, read as `how` says (once for records that read it alike)."""
+        from ledger.store.timeline import reading_key
+
         record_body, final_url = how
-        reading = {k: v for k, v in record_body.items() if k not in _PER_FETCH}
-        reading["limit"] = record_body["entries"].get("limit")
-        key = orjson.dumps([digest, final_url, reading], option=orjson.OPT_SORT_KEYS)
+        key = reading_key(digest, how)
         found = self.readings.get(key)
         if found is not None:
             self.readings.move_to_end(key)

@@ -6,7 +6,8 @@ ledger/records/fetch.py), one per feed per crawl, say what each fetch's body hel
 held an item is decided by reading the kept body again (the caller passes the reader: the
 project's feed parser, which this room may not import) and comparing identities; the entries read
 must be exactly those the record signs (count and digest, and the counts of what was not read
-where the record states them), else EntriesMismatch. A 304 holds what the body it confirms holds.
+where the record states them), else EntriesMismatch. A 304 holds what the body it confirms holds,
+read as the record that received it (`Received`, the one rule `crovia audit --bodies` reads by too).
 A failed fetch, an unreadable body, or a 304 confirming no known body proves nothing and is shown
 as such. A body that held entries that were not read (past the entry limit, or unreadable), or
 that cannot be read again now (the reader's ceilings), never proves absence: the fetch *cannot
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import html
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -195,14 +197,72 @@ def timeline(
     return Timeline(identity, versions, out)
 
 
+# A feed's bodies remembered for the 304s that confirm them, and the readings of one body.
+RECEIVED_PER_FEED = 16
+READINGS_PER_BODY = 4
+# Fields of a record's body that differ between fetches of one body and play no part in reading
+# it (a body is read as its record's feed, kind, options, Content-Type, limit and final URL say).
+_PER_FETCH = frozenset(("fetched_at", "outcome", "run", "sent", "error", "entries"))
+How = tuple[dict[str, Any], str]
+
+
+class Received:
+    """Which record a fetch record's body is read as, in the order of its feed's fetches.
+
+    A record that received a body (new or unchanged): its own. A 304: the record of its feed
+    that received the body it confirms with the entries the 304 signs (the crawl signs the
+    entries read when its validators were stored, and stores them only for a feed read whole,
+    so the feed's last record of that body may have read it otherwise, with another entry
+    limit); failing that, the feed's last record of the body (whose reading then holds other
+    entries: EntriesMismatch). None when no earlier record of its feed received the body among
+    its last RECEIVED_PER_FEED bodies (feed state from before fetch records, or from another
+    ledger): the 304 can be read as nothing. `crovia history`, `crovia absent` and `crovia audit
+    --bodies` read by this one rule, so they cannot disagree on an honest ledger."""
+
+    def __init__(self) -> None:
+        self.feeds: dict[str, OrderedDict[str, list[How]]] = {}
+
+    def how(self, envelope: Mapping[str, Any]) -> How | None:
+        """(the signed body of the record whose reading applies, its final URL), or None."""
+        body = envelope["body"]
+        digest = str(body.get("body_sha256"))
+        kept = self.feeds.setdefault(str(body.get("feed_url")), OrderedDict())
+        readings = kept.get(digest)
+        if body.get("outcome") == NOT_MODIFIED:
+            if not readings:
+                return None
+            signed = body.get("entries")
+            how = next((h for h in reversed(readings) if h[0].get("entries") == signed), None)
+            how = how or readings[-1]
+        else:
+            final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
+            how = (dict(body), str(final_url))
+            readings = kept.setdefault(digest, [])
+            readings.append(how)
+            del readings[:-READINGS_PER_BODY]
+        kept.move_to_end(digest)
+        if len(kept) > RECEIVED_PER_FEED:
+            kept.popitem(last=False)
+        return how
+
+
+def reading_key(digest: str, how: How) -> bytes:
+    """What makes one reading of the body `digest` read as `how`: records that share it read
+    the body alike (their entry limit included), so it is read once for all of them."""
+    record_body, final_url = how
+    reading = {k: v for k, v in record_body.items() if k not in _PER_FETCH}
+    reading["limit"] = (record_body.get("entries") or {}).get("limit")
+    return orjson.dumps([digest, final_url, reading], option=orjson.OPT_SORT_KEYS)
+
+
 class _Bodies:
     """Reads each kept body once, as the 200 fetch record that received it says."""
 
     def __init__(self, directory: Path, read_body: BodyReader) -> None:
         self.store = BodyStore(directory)
         self.read_body = read_body
-        self.received: dict[str, tuple[dict[str, Any], str]] = {}
-        self.cache: dict[tuple[str, str, bytes], dict[str, Any]] = {}
+        self.received = Received()
+        self.cache: dict[bytes, dict[str, Any]] = {}
 
     def seen(
         self, envelope: Mapping[str, Any], index: int, match: Match, needles: Sequence[str]
@@ -214,10 +274,10 @@ class _Bodies:
             return seen  # nothing was read: it proves nothing
         digest = envelope["body"]["body_sha256"]
         data = self.store.get(digest)  # BodyMismatch unless it is the signed bytes
-        # A body is read as its record says: by its kind, options and, for a sitemap walk, the
-        # further bodies it names, so two walks sharing an index body are two readings.
-        reading = {name: how[0].get(name) for name in ("kind", "select", "parts")}
-        key = (digest, how[1], orjson.dumps(reading, option=orjson.OPT_SORT_KEYS))
+        # A body is read as its record says: by its kind, options, entry limit and, for a
+        # sitemap walk, the further bodies it names, so two walks sharing an index body are two
+        # readings.
+        key = reading_key(digest, how)
         if key not in self.cache:
             self.cache[key] = self.read_body(data, how[0], how[1])
         found = self.cache[key]
@@ -258,22 +318,17 @@ class _Bodies:
                 continue
             yield _gunzipped(data)
 
-    def _how(self, envelope: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
-        """(the signed body of the record that received the body, its final URL), or None when
-        the record names no body read as a feed."""
+    def _how(self, envelope: Mapping[str, Any]) -> How | None:
+        """(the signed body of the record whose reading applies, its final URL), or None when
+        the record names no body read as a feed, or a 304 confirms a body unknown (`Received`)."""
         body = envelope["body"]
-        digest = body.get("body_sha256")
         if (
             body.get("outcome") not in HOLDS_ENTRIES
-            or not digest
+            or not body.get("body_sha256")
             or type(body.get("entries")) is not dict
         ):
             return None
-        if body["outcome"] != NOT_MODIFIED:
-            final_url = ((envelope.get("object") or {}).get("fetch") or {}).get("final_url", "")
-            self.received.setdefault(digest, (body, final_url))
-            return body, final_url
-        return self.received.get(digest)  # the 304 confirms a body an earlier fetch received
+        return self.received.how(envelope)
 
 
 def held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str, Any]) -> None:
