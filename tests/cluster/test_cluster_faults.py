@@ -255,13 +255,15 @@ def test_a_run_rides_out_a_restart_of_redis(tmp_path: Path, how: str) -> None:
             gate.set()
             out = finished(cluster, crawl)
             assert f"{len(feeds)} feeds (0 failed)" in out, out
-            # Both daemons lived through it; the sequencer's crawl, polling the results, said so
-            # once and once when it was back, if it asked Redis while it was gone.
+            # Both daemons lived through it. In the sequencer's log, two processes share Redis:
+            # the daemon (renewing its claim every 5 s) and its crawl (polling the results); each
+            # said so once and once when it was back, if it asked Redis while it was gone (CI saw
+            # both), never at each try.
             for name in ("sequencer", "w1"):
                 assert cluster.processes[name].poll() is None, cluster.log(name)
             log = cluster.log("sequencer")
             retrying = log.count("retrying until it is back")
-            assert retrying == log.count("is back") - retrying <= 1, log
+            assert retrying == log.count("is back") - retrying <= 2, log
         assert_as_local_crawl(tmp_path, feeds, cluster_dir / "ledger")
     assert_audit_clean(cluster, cluster_dir / "ledger")
 
