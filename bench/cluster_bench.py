@@ -75,7 +75,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.crawl_bench import write_feeds  # noqa: E402
 from bench.ledger_bench import load_average  # noqa: E402
-from crovia_spider.cluster import keys  # noqa: E402
+from crovia_spider.cluster import keys, runstate  # noqa: E402
 from ledger.store import LEDGER_FILE, Ledger  # noqa: E402
 from tests.cluster.harness import Cluster  # noqa: E402
 from tests.cluster.redis_server import RedisServer  # noqa: E402
@@ -285,7 +285,10 @@ def sequencer_ceiling(work: Path, servers: list[FeedServer], args: argparse.Name
         )  # fmt: skip
         client = redis_server.client()
         request = wait_for(
-            client, cluster, lambda: jobs_enqueued(client, len(feeds)), "the run's jobs"
+            client,
+            cluster,
+            lambda: jobs_enqueued(client, len(feeds), directory / "ledger"),
+            "the run's jobs",
         )
         cluster.kill("sequencer")
         for n in range(2):
@@ -333,12 +336,18 @@ def watch_batches(
     return seen
 
 
-def jobs_enqueued(client, count: int) -> str:
-    """The pending crawl request's id once its `count` jobs are on the jobs stream, else ""
-    (the sequencer keeps the run's state in its ledger directory; each job names its run)."""
+def jobs_enqueued(client, count: int, ledger: Path) -> str:
+    """The pending crawl request's id once its `count` jobs are on the jobs stream and the
+    sequencer's run state (in its ledger directory) names them, else "". Killed between the two,
+    a sequencer's successor enqueues the run's jobs again and refuses the first ones' results
+    (docs/cluster.md): the bench would then wait for workers it has stopped (CI saw it)."""
     found = client.xrange(keys.JOBS)
     requests = {orjson.loads(fields[b"job"])["request"] for _, fields in found}
-    return requests.pop() if len(found) == count and len(requests) == 1 else ""
+    if len(found) != count or len(requests) != 1:
+        return ""
+    request = requests.pop()
+    state = runstate.load(ledger, request)
+    return request if state is not None and state.jobs is not None else ""
 
 
 def wait_for(client, cluster: Cluster, ready, what: str):

@@ -207,7 +207,10 @@ def _raw_get(base: str, path: str) -> tuple[bytes, bytes]:
 
 
 def _title(tab: Any, url: str) -> str:
-    """The replayed page's title in Chromium."""
+    """The replayed page's title in Chromium. Loaded as the top page, pywb's script takes an
+    mp_ page into its banner frame, whose title is the replayed page's once that has loaded: the
+    title read at once was "" now and then (CI), so it is awaited (a failure if it never comes)."""
     response = tab.goto(url)
     assert response is not None and response.ok
+    tab.wait_for_function(f"document.title.endsWith({TITLE!r})", timeout=60_000)
     return tab.title()
