@@ -354,7 +354,7 @@ OPTIONS: dict[str, Setting] = {
         "pages the browser renders at once",
     ),
     "CROVIA_BROWSER_MEMORY_MB": Setting(
-        "1024",
+        "2048",
         _whole(64, 1 << 20, "MiB"),
         "resident memory the browser may hold; past it the page fails and the browser restarts",
     ),

@@ -108,7 +108,7 @@ class Options:
     height: int = 800
     max_requests: int = 500
     max_bytes: int = 64 * 1024 * 1024
-    memory_mb: int = 1024
+    memory_mb: int = 2048
     user_agent: str = ""
 
     def signed(self) -> dict[str, Any]:

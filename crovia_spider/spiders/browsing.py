@@ -90,7 +90,7 @@ class BrowserCaptures:
             max_requests=max(1, settings.getint("CROVIA_BROWSER_REQUESTS", 500)),
             # A page's bodies together: four times what one capture may keep.
             max_bytes=4 * self.capture_max_bytes,
-            memory_mb=max(64, settings.getint("CROVIA_BROWSER_MEMORY_MB", 1024)),
+            memory_mb=max(64, settings.getint("CROVIA_BROWSER_MEMORY_MB", 2048)),
             user_agent=settings.get("USER_AGENT") or "",
         )
         self.browser_session: BrowserSession | None = None
