@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger import jsonl
 from ledger.exceptions import BodyMismatch, EntriesMismatch
-from ledger.records.fetch import HOLDS_ENTRIES, is_fetch_record
+from ledger.records.fetch import is_fetch_record, states_entries
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
 
@@ -88,9 +88,9 @@ class _Checker:
         from ledger.store.timeline import held_to_record
 
         body = envelope["body"]
-        digest, entries = body.get("body_sha256"), body.get("entries")
-        if body.get("outcome") not in HOLDS_ENTRIES or not digest or type(entries) is not dict:
-            return  # it states no entries of a body
+        if not states_entries(body):
+            return
+        digest, entries = body["body_sha256"], body["entries"]
         how = self.received.how(envelope)
         if how is None:
             self.not_checked += 1

@@ -159,6 +159,17 @@ def is_fetch_record(envelope: Any) -> bool:
     return mapping and envelope.get("axiom_type") == FETCH_TYPE
 
 
+def states_entries(body: Mapping[str, Any]) -> bool:
+    """True when a fetch record's `body` states the entries of a body it names (a body received,
+    the same body again, or a 304 confirming one): the records `crovia history`, `crovia absent`
+    and `crovia audit --bodies` read a body again for."""
+    return (
+        body.get("outcome") in HOLDS_ENTRIES
+        and bool(body.get("body_sha256"))
+        and type(body.get("entries")) is dict
+    )
+
+
 def describe_fetch(envelope: Mapping[str, Any]) -> str:
     """One line saying what a fetch record vouches for: "feed F fetched at T: HTTP 200, body H,
     37 entries" (or the 304, the failure); "feed F (URL) via R fetched at T: ..." for a feed that

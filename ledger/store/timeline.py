@@ -36,9 +36,9 @@ from ledger.exceptions import EntriesMismatch, LedgerNotFound, LineInvalid
 from ledger.records.fetch import (
     ENTRY_COUNTS,
     FETCH_TYPE,
-    HOLDS_ENTRIES,
     NOT_MODIFIED,
     entries_digest,
+    states_entries,
 )
 from ledger.store.bodies import BodyStore
 from ledger.store.reader import LEDGER_FILE
@@ -321,14 +321,7 @@ class _Bodies:
     def _how(self, envelope: Mapping[str, Any]) -> How | None:
         """(the signed body of the record whose reading applies, its final URL), or None when
         the record names no body read as a feed, or a 304 confirms a body unknown (`Received`)."""
-        body = envelope["body"]
-        if (
-            body.get("outcome") not in HOLDS_ENTRIES
-            or not body.get("body_sha256")
-            or type(body.get("entries")) is not dict
-        ):
-            return None
-        return self.received.how(envelope)
+        return self.received.how(envelope) if states_entries(envelope["body"]) else None
 
 
 def held_to_record(envelope: Mapping[str, Any], index: int, found: Mapping[str, Any]) -> None:
