@@ -154,12 +154,15 @@ def _proc_stat(pid: int) -> list[str] | None:
         return None
 
 
-def session_processes(token: str) -> list[int]:
-    """The live processes of the session `token` (this user's only): those whose environment
-    carries it (the browser, its crash handlers) and every descendant of them (zygotes,
-    renderers, utilities, whose environment Chromium overwrites with their titles)."""
+def session_identities(token: str) -> set[tuple[int, str]]:
+    """The live processes of the session `token` (this user's only), each (pid, start time): a
+    pid may be reused once its process has gone, the pair names one process for good. They are
+    those whose environment carries the token (the browser, its crash handlers) and every
+    descendant of them (zygotes, renderers, utilities, whose environment Chromium overwrites with
+    their titles)."""
     marked = []
     children: dict[int, list[int]] = {}
+    started: dict[int, str] = {}
     needle = f"{SESSION_ENV}={token}".encode()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -169,6 +172,7 @@ def session_processes(token: str) -> list[int]:
         if fields is None or fields[0] == "Z":  # gone, or a zombie: holds nothing, runs nothing
             continue
         children.setdefault(int(fields[1]), []).append(pid)
+        started[pid] = fields[19]
         try:
             with open(f"/proc/{pid}/environ", "rb") as handle:
                 environ = handle.read()
@@ -182,18 +186,12 @@ def session_processes(token: str) -> list[int]:
             if child not in found:
                 found.add(child)
                 todo.append(child)
-    return sorted(found)
+    return {(pid, started[pid]) for pid in found}
 
 
-def session_identities(token: str) -> set[tuple[int, str]]:
-    """The session's live processes, each (pid, start time): a pid may be reused once its
-    process has gone, the pair names one process for good."""
-    identities = set()
-    for pid in session_processes(token):
-        fields = _proc_stat(pid)
-        if fields is not None:
-            identities.add((pid, fields[19]))
-    return identities
+def session_processes(token: str) -> list[int]:
+    """The pids of the session's live processes (`session_identities`)."""
+    return sorted(pid for pid, _ in session_identities(token))
 
 
 def kill_left(identities: set[tuple[int, str]]) -> None:
