@@ -13,11 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from crovia_spider.cli import main
-from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, axiom_id_of, sign_envelope
-from ledger.publish import publish
-from ledger.store import Ledger
+from ledger.envelope import axiom_id_of
 from tests.ledger.conftest import Log
+from tests.ledger.monitor.test_capture_records import follow, refused_past_the_writer
 from tests.vectors.make_vectors import sample_envelope
 from tests.web.corpus_browser import BROKEN, VALID
 from tests.web.corpus_capture import capture, changed
@@ -29,21 +27,13 @@ RECORDS = {
 }
 
 
-def monitored(log: Log, state: Path) -> int:
-    return main(["monitor", str(log.pub), "--vkey", log.vkey, "--state", str(state)])
-
-
 @pytest.fixture
 def followed(log: Log, tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
     """The log of an item and its browser captures, published and monitored; the state file."""
     state = tmp_path / "state.json"
-    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
-        ledger.issue([ITEM, *RECORDS.values()])
-        ledger.seal()
-    publish(log.ledger_dir, log.pub)
-    assert monitored(log, state) == 0
     size = 1 + len(RECORDS)
-    assert f"size {size}: +{size} entries verified" in capsys.readouterr().out.splitlines()
+    verified = follow(log, state, [[ITEM, *RECORDS.values()]], capsys)
+    assert verified == [f"size {size}: +{size} entries verified"]
     return state
 
 
@@ -57,17 +47,4 @@ def test_an_out_of_shape_browser_capture_is_refused_naming_its_leaf(
 ) -> None:
     base, change = BROKEN[wrong]
     envelope = {**RECORDS[base], "body": changed(change)(RECORDS[base]["body"])}
-    size = 1 + len(RECORDS)
-    anchors = [{"chain": ANCHOR_CHAIN, "height": size, **ANCHOR_SEE_RECEIPT}]
-    line = orjson.dumps(sign_envelope(envelope, anchors, log.key), option=orjson.OPT_SORT_KEYS)
-    # appended past the writer (which refuses it), as a signer that let it through would
-    with (log.ledger_dir / "axiom_ledger.jsonl").open("ab") as ledger_file:
-        ledger_file.write(line + b"\n")
-    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
-        assert ledger.leaf_count == size + 1
-        ledger.seal()
-    publish(log.ledger_dir, log.pub)
-    before = followed.read_bytes()
-    assert monitored(log, followed) == 1
-    assert f"check entry failed: leaf {size}: " in capsys.readouterr().err
-    assert followed.read_bytes() == before
+    refused_past_the_writer(log, followed, envelope, 1 + len(RECORDS), capsys)

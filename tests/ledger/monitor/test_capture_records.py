@@ -28,19 +28,50 @@ def monitored(log: Log, state: Path) -> int:
     return main(["monitor", str(log.pub), "--vkey", log.vkey, "--state", str(state)])
 
 
-@pytest.fixture
-def followed(log: Log, tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
-    """The log of an item and the first capture of its page, then of the five captures after it,
-    each increment published and monitored; the monitor's state file."""
-    state = tmp_path / "state.json"
-    for increment in ([ITEM, CHAIN["first"]], list(CHAIN.values())[1:]):
+def follow(
+    log: Log, state: Path, increments: list[list[dict]], capsys: pytest.CaptureFixture
+) -> list[str]:
+    """Each increment issued, sealed, published and monitored (exit 0), the monitor's state in
+    `state`; the lines it printed of the entries it verified."""
+    for increment in increments:
         with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
             ledger.issue(increment)
             ledger.seal()
         publish(log.ledger_dir, log.pub)
         assert monitored(log, state) == 0
-    printed = capsys.readouterr().out.splitlines()
-    assert [line for line in printed if "entries verified" in line] == [
+    return [line for line in capsys.readouterr().out.splitlines() if "entries verified" in line]
+
+
+def refused_past_the_writer(
+    log: Log, state: Path, envelope: dict, size: int, capsys: pytest.CaptureFixture
+) -> tuple[dict, str]:
+    """`envelope` signed by the log's key as leaf `size` and appended past the writer (which
+    refuses it), as a signer that let it through would, then sealed and published: the monitor
+    refuses it naming its leaf, and its state in `state` is left as it was. The signed envelope
+    and what the monitor said on stderr."""
+    anchors = [{"chain": ANCHOR_CHAIN, "height": size, **ANCHOR_SEE_RECEIPT}]
+    signed = sign_envelope(envelope, anchors, log.key)
+    with (log.ledger_dir / "axiom_ledger.jsonl").open("ab") as ledger_file:
+        ledger_file.write(orjson.dumps(signed, option=orjson.OPT_SORT_KEYS) + b"\n")
+    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
+        assert ledger.leaf_count == size + 1
+        ledger.seal()
+    publish(log.ledger_dir, log.pub)
+    before = state.read_bytes()
+    assert monitored(log, state) == 1
+    err = capsys.readouterr().err
+    assert f"check entry failed: leaf {size}: " in err
+    assert state.read_bytes() == before
+    return signed, err
+
+
+@pytest.fixture
+def followed(log: Log, tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
+    """The log of an item and the first capture of its page, then of the five captures after it,
+    each increment published and monitored; the monitor's state file."""
+    state = tmp_path / "state.json"
+    increments = [[ITEM, CHAIN["first"]], list(CHAIN.values())[1:]]
+    assert follow(log, state, increments, capsys) == [
         "size 2: +2 entries verified",
         "size 7: +5 entries verified",
     ]
@@ -65,17 +96,4 @@ def _broken(wrong: str) -> dict:
 def test_an_out_of_shape_capture_record_is_refused_naming_its_leaf(
     log: Log, followed: Path, capsys: pytest.CaptureFixture, wrong: str
 ) -> None:
-    envelope = _broken(wrong)
-    anchors = [{"chain": ANCHOR_CHAIN, "height": 7, **ANCHOR_SEE_RECEIPT}]
-    line = orjson.dumps(sign_envelope(envelope, anchors, log.key), option=orjson.OPT_SORT_KEYS)
-    # appended past the writer (which refuses it), as a signer that let it through would
-    with (log.ledger_dir / "axiom_ledger.jsonl").open("ab") as ledger_file:
-        ledger_file.write(line + b"\n")
-    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
-        assert ledger.leaf_count == 8
-        ledger.seal()
-    publish(log.ledger_dir, log.pub)
-    before = followed.read_bytes()
-    assert monitored(log, followed) == 1
-    assert "check entry failed: leaf 7: " in capsys.readouterr().err
-    assert followed.read_bytes() == before
+    refused_past_the_writer(log, followed, _broken(wrong), 7, capsys)

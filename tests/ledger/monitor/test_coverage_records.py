@@ -14,13 +14,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from crovia_spider.cli import main
-from ledger.envelope import ANCHOR_CHAIN, ANCHOR_SEE_RECEIPT, axiom_id_of, sign_envelope
+from ledger.envelope import axiom_id_of
 from ledger.exceptions import EnvelopeMalformed
-from ledger.publish import publish
 from ledger.records.shape import check_envelope_shape
-from ledger.store import Ledger
 from tests.ledger.conftest import Log
+from tests.ledger.monitor.test_capture_records import follow, refused_past_the_writer
 from tests.web.corpus_capture import changed
 from tests.web.corpus_coverage import BROKEN, BROKEN_ENVELOPE, VALID, record
 
@@ -33,24 +31,13 @@ LATER = record(
 )
 
 
-def monitored(log: Log, state: Path) -> int:
-    return main(["monitor", str(log.pub), "--vkey", log.vkey, "--state", str(state)])
-
-
 @pytest.fixture
 def followed(log: Log, tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
     """The log of the corpus's valid coverage records, in two increments, each published and
     monitored; the monitor's state file."""
     state = tmp_path / "state.json"
     records = list(RECORDS.values())
-    for increment in (records[:1], [*records[1:], LATER]):
-        with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
-            ledger.issue(increment)
-            ledger.seal()
-        publish(log.ledger_dir, log.pub)
-        assert monitored(log, state) == 0
-    printed = capsys.readouterr().out.splitlines()
-    assert [line for line in printed if "entries verified" in line] == [
+    assert follow(log, state, [records[:1], [*records[1:], LATER]], capsys) == [
         "size 1: +1 entries verified",
         f"size {len(RECORDS) + 1}: +{len(RECORDS)} entries verified",
     ]
@@ -77,21 +64,7 @@ def test_an_out_of_shape_coverage_record_is_refused_naming_its_leaf_and_rule(
     log: Log, followed: Path, capsys: pytest.CaptureFixture, wrong: str
 ) -> None:
     size = len(RECORDS) + 1
-    anchors = [{"chain": ANCHOR_CHAIN, "height": size, **ANCHOR_SEE_RECEIPT}]
-    signed = sign_envelope(_broken(wrong), anchors, log.key)
+    signed, err = refused_past_the_writer(log, followed, _broken(wrong), size, capsys)
     with pytest.raises(EnvelopeMalformed) as refused:  # `crovia verify`'s envelope_shape
         check_envelope_shape(signed, anchor=False)
-    line = orjson.dumps(signed, option=orjson.OPT_SORT_KEYS)
-    # appended past the writer (which refuses it), as a signer that let it through would
-    with (log.ledger_dir / "axiom_ledger.jsonl").open("ab") as ledger_file:
-        ledger_file.write(line + b"\n")
-    with Ledger.open(log.ledger_dir, signing_key=log.key) as ledger:
-        assert ledger.leaf_count == size + 1
-        ledger.seal()
-    publish(log.ledger_dir, log.pub)
-    before = followed.read_bytes()
-    assert monitored(log, followed) == 1
-    err = capsys.readouterr().err
-    assert f"check entry failed: leaf {size}: " in err
     assert f"check entry failed: leaf {size}: {refused.value.args[0]}" in err
-    assert followed.read_bytes() == before
