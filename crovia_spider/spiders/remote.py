@@ -35,7 +35,6 @@ import functools
 import hashlib
 import logging
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -463,8 +462,9 @@ class RemoteRoles:
         if mine.ledger_bytes is None:  # the ledger's lock is held: nothing is appended meanwhile
             mine.ledger_bytes = jsonl.complete_size_or_zero(ledger)
             runstate.save(self.run_dir, mine)
-        self.signed_fetches = fetches_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
-        self.signed_captures = captures_signed(ledger, mine.ledger_bytes, self.run.parent_run_hash)
+        self.signed_fetches, self.signed_captures = signed_by_run(
+            ledger, mine.ledger_bytes, self.run.parent_run_hash
+        )
         by_vendor = {feed.vendor: feed for feed in self.feeds}
         jobs: dict[str, FeedConfig | Job] = {}  # a feed job's source, or a capture job
         captures_asked = False
@@ -747,38 +747,27 @@ def job_key(settings: Any) -> Any:
         raise ConfigError(f"the job key cannot be read: {exc}") from None
 
 
-def captures_signed(ledger: Any, offset: int, run_hash: str) -> dict[tuple[str, str], str]:
-    """(page URL, item) -> outcome of each capture record of run `run_hash` the ledger holds
-    past byte `offset`: a restarted sequencer signs none of them again (and counts them)."""
-    return {
-        (body["url"], body["item"]): str(body["outcome"])
-        for body in _bodies_of_run(ledger, offset, run_hash, CAPTURE_TYPE, ("url", "item"))
-    }
-
-
-def fetches_signed(ledger: Any, offset: int, run_hash: str) -> set[str]:
-    """The feed URLs whose fetch record of run `run_hash` the ledger holds past byte `offset`
-    (where the run began): a restarted sequencer signs none of them again."""
-    return {
-        body["feed_url"]
-        for body in _bodies_of_run(ledger, offset, run_hash, FETCH_TYPE, ("feed_url",))
-    }
-
-
-def _bodies_of_run(
-    ledger: Any, offset: int, run_hash: str, kind: str, needs: tuple[str, ...]
-) -> Iterator[dict[str, Any]]:
-    """The bodies of the `kind` records of run `run_hash` past byte `offset` holding `needs`."""
-    needle, kind_bytes = run_hash.encode(), kind.encode()
+def signed_by_run(
+    ledger: Any, offset: int, run_hash: str
+) -> tuple[set[str], dict[tuple[str, str], str]]:
+    """What run `run_hash` signed past byte `offset` of the ledger (where the run began), in one
+    read: (the feed URLs of its fetch records, (page URL, item) -> outcome of its capture
+    records). A restarted sequencer signs none of them again (and counts the captures)."""
+    fetches: set[str] = set()
+    captures: dict[tuple[str, str], str] = {}
+    needle, kinds = run_hash.encode(), (FETCH_TYPE.encode(), CAPTURE_TYPE.encode())
     for _, line in jsonl.iter_lines(ledger, offset):
-        if needle not in line or kind_bytes not in line:
+        if needle not in line or not any(kind in line for kind in kinds):
             continue
         try:
             envelope = orjson.loads(line)
             body = envelope["body"]
-            if envelope.get("axiom_type") != kind or body.get("run") != run_hash:
+            if body.get("run") != run_hash:
                 continue
+            if envelope.get("axiom_type") == FETCH_TYPE:
+                fetches.add(body["feed_url"])
+            elif envelope.get("axiom_type") == CAPTURE_TYPE:
+                captures[(body["url"], body["item"])] = str(body["outcome"])
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
             continue  # not a line of ours to read here: crovia audit says more
-        if isinstance(body, dict) and all(name in body for name in needs):
-            yield body
+    return fetches, captures
