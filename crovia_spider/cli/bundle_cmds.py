@@ -99,18 +99,19 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 def build(directory: Path, axiom_ids: list[str]) -> dict[str, bytes]:
     """The files of the bundle of `axiom_ids` (module docstring), by name."""
-    from crovia_spider.config.trust_roots import trust_root, trust_root_text
-    from ledger import jsonl
+    from crovia_spider.archive.wacz import trust_files
     from ledger.canonical import canonical_json
-    from ledger.store import ROTATIONS_FILE, BodyStore, Ledger, page_history
+    from ledger.store import BodyStore, Ledger, page_history
 
     files: dict[str, bytes] = {}
     with Ledger.open(directory) as reader:
         chosen = _involved(reader, axiom_ids, page_history, directory)
         receipts = {axiom_id: reader.receipt(axiom_id) for axiom_id in chosen}
-        seal = reader.last_seal() or {}
         store = BodyStore(directory)
         wacz = _wacz(reader, store, receipts)
+        # trust_root.json and rotations.json as the WACZ and `crovia publish` hold them: the
+        # note verifier key under the origin of the ledger's checkpoints
+        files.update((name.rsplit("/", 1)[-1], data) for name, data in trust_files(reader))
     if wacz is not None:
         files[WACZ] = wacz
     files.update(tsa_root_files(receipts))
@@ -118,12 +119,6 @@ def build(directory: Path, axiom_ids: list[str]) -> dict[str, bytes]:
         files[f"receipts/{axiom_id}.json"] = canonical_json(receipt)
         for digest in blobs_of(receipt["envelope"]):
             files[f"bodies/{digest}"] = store.get(digest)
-    rotations = [json.loads(line) for _, line in jsonl.iter_lines(directory / ROTATIONS_FILE)]
-    public = rotations[-1]["new_public_key_hex"] if rotations else seal["public_key_hex"]
-    files["trust_root.json"] = trust_root_text(
-        trust_root(bytes.fromhex(public), None, rotations)
-    ).encode()
-    files["rotations.json"] = (json.dumps(rotations, indent=2, sort_keys=True) + "\n").encode()
     files["summary.html"] = summary(receipts, sorted(files))
     files[MANIFEST] = manifest(axiom_ids, receipts, files)
     files[MANIFEST_DIGEST] = (hashlib.sha256(files[MANIFEST]).hexdigest() + "\n").encode()
