@@ -289,7 +289,7 @@ class Coverage:
                 sequence.append((part.get("url", ""), page))
         elif first_url:  # a harvest that got no body asked for its first day all the same
             sequence.append((first_url, None))
-        listed, complete = complete_lists(sequence)
+        listed, complete = map(set, complete_lists(sequence))
         current: tuple[str, str] | None = None
         for url, page in sequence:
             current = asked(url) or current

@@ -79,7 +79,8 @@ class Harvest(Walk):
         """What the run record says of the harvest: the days not listed to their end, and the
         deleted records listed ("" when neither). A day not over yet (today) is no fault."""
         said = []
-        missing = [f"{s} {day}" for s, day in self.lists if (s, day) not in self.listed]
+        whole = set(self.listed)
+        missing = [f"{s} {day}" for s, day in self.lists if (s, day) not in whole]
         if missing:
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             shown = ", ".join(missing[:5]) + more
@@ -262,8 +263,9 @@ def complete_lists(sequence: Iterable[tuple[str, Any]]) -> tuple[list[List], lis
     request starts its list; a request that gave no page breaks it; a page ending the list (no
     resumption token, or an empty one) lists it whole, and completes it when the endpoint
     answered it after the day was over (its `responseDate`)."""
-    found: list[List] = []
-    complete: list[List] = []
+    # dicts as ordered sets: a harvest ten years back asks for up to 36,600 lists
+    found: dict[List, None] = {}
+    complete: dict[List, None] = {}
     current: List | None = None
     unbroken = False
     for url, page in sequence:
@@ -275,18 +277,19 @@ def complete_lists(sequence: Iterable[tuple[str, Any]]) -> tuple[list[List], lis
             continue
         if current is None or not (unbroken and page.ends_list):
             continue
-        if current not in found:
-            found.append(current)
-        if page.response_date[:10] > current[1] and current not in complete:
-            complete.append(current)
-    return found, complete
+        found[current] = None
+        if page.response_date[:10] > current[1]:
+            complete[current] = None
+    return list(found), list(complete)
 
 
 def through(lists: list[List], complete: list[List]) -> str:
     """The last day of `lists` complete in every set with every day before it ("" when none)."""
+    done = set(complete)
+    short = {day for oai_set, day in lists if (oai_set, day) not in done}
     last = ""
     for day in dict.fromkeys(day for _, day in lists):
-        if any((s, d) not in complete for s, d in lists if d == day):
+        if day in short:
             break
         last = day
     return last
