@@ -50,6 +50,11 @@ def record(name: str, number: int, **fields: Any) -> dict[str, Any]:
     return new_coverage_envelope(**{**base, **fields})
 
 
+def later_record(first: dict[str, Any]) -> dict[str, Any]:
+    """A second record of the day of `first` (VALID's "a day read both ways"), naming it."""
+    return record("a later record of the first day", 50, predecessors=[axiom_id_of(first)])
+
+
 # Each a valid record (keyword arguments of `record`).
 VALID: dict[str, dict[str, Any]] = {
     "a day read both ways": {},
@@ -159,9 +164,7 @@ def coverage_receipts(work: Path) -> tuple[dict[str, dict], dict[str, dict]]:
     """Receipts of the valid records (one ledger, and a second record naming the first) and of
     the out-of-shape ones (each a one-leaf ledger's, changed and re-signed)."""
     envelopes = [record(name, n, **fields) for n, (name, fields) in enumerate(VALID.items())]
-    later = record("a later record of the first day", 50, rss={"state": "read", "fetches": FETCH},
-                   predecessors=[axiom_id_of(envelopes[0])])  # fmt: skip
-    receipts = _receipts(work / "coverage", [*envelopes, later])
+    receipts = _receipts(work / "coverage", [*envelopes, later_record(envelopes[0])])
     valid = dict(zip([*VALID, "a later record naming the one before"], receipts, strict=True))
     alone = {
         name: _receipts(work / f"alone_{n}", [envelope])[0]

@@ -14,21 +14,15 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ledger.envelope import axiom_id_of
 from ledger.exceptions import EnvelopeMalformed
 from ledger.records.shape import check_envelope_shape
 from tests.ledger.conftest import Log
 from tests.ledger.monitor.test_capture_records import follow, refused_past_the_writer
 from tests.web.corpus_capture import changed
-from tests.web.corpus_coverage import BROKEN, BROKEN_ENVELOPE, VALID, record
+from tests.web.corpus_coverage import BROKEN, BROKEN_ENVELOPE, VALID, later_record, record
 
 RECORDS = {name: record(name, n, **fields) for n, (name, fields) in enumerate(VALID.items())}
-LATER = record(
-    "a later record of the first day",
-    50,
-    rss={"state": "read", "fetches": RECORDS["a day read both ways"]["body"]["rss"]["fetches"]},
-    predecessors=[axiom_id_of(RECORDS["a day read both ways"])],
-)
+LATER = later_record(RECORDS["a day read both ways"])
 
 
 @pytest.fixture
