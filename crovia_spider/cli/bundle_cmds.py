@@ -188,9 +188,11 @@ def tsa_root_files(receipts: dict[str, Any]) -> dict[str, bytes]:
     from ledger.stamps.tst import check_token
 
     roots = [x509.load_pem_x509_certificate(pem.encode("ascii")) for pem in pems]
+    # Every receipt is bound to the newest seal covering it: most share one seal, and so its
+    # stamps. Each (seal, stamp) is chained once, not once per receipt.
+    unique = {(stamped_bytes(r["seal"]), token): (url, r) for r, (url, token) in stamped}
     out: dict[str, bytes] = {}
-    for receipt, (url, token) in stamped:
-        data = stamped_bytes(receipt["seal"])
+    for (data, token), (url, receipt) in unique.items():
         chained = []
         for root in roots:
             try:
