@@ -66,8 +66,8 @@ from crovia_spider.runs.runlog import FeedOutcome, RunLog, utc_now_micro
 from crovia_spider.runs.stopping import STOP_REQUESTED
 from crovia_spider.spiders.batching import batches
 from crovia_spider.spiders.browsing import is_browser_job
-from crovia_spider.spiders.fetches import FETCH_RECORDED, FeedFetch
-from crovia_spider.spiders.verdict import NOT_SENT, agree, claimed_result, derive
+from crovia_spider.spiders.fetches import CAPTURE_RECORDED, FETCH_RECORDED, FeedFetch
+from crovia_spider.spiders.verdict import NOT_SENT, agree, capture_pages, claimed_result, derive
 from ledger import jsonl
 from ledger.exceptions import KeyFileError
 from ledger.keys import load_signing_key
@@ -609,9 +609,6 @@ class RemoteRoles:
         """A capture job's first valid result: each page's facts, checked (crovia_spider/spiders/
         verdict.py), its main text read here from the kept body, sent to be signed as a local
         crawl's capture (CAPTURE_RECORDED). A refused result is recorded as a feed result's."""
-        from crovia_spider.spiders.capturing import CAPTURE_RECORDED
-        from crovia_spider.spiders.verdict import capture_pages  # imports base
-
         fields = message.fields or {b"job": message.job.encode()}
         _, result_cap = result_caps(self.settings)
         body_cap = min(self.capture_max_bytes or result_cap, result_cap)
