@@ -39,6 +39,7 @@ import nacl.signing
 import orjson
 
 from crovia_spider.config.feeds import FeedConfig, feed_from_table
+from ledger.records.capture import URL_CHARS
 
 JOB_SCHEMA = "crovia.job.v2"
 # What the job key signs: this prefix, then the job's JSON, so a job signature is never valid as
@@ -62,15 +63,14 @@ JOB_SETTINGS = (
 )
 # Of those, the ones where 0 means "no cap" to Scrapy: a job can never ask for that.
 _ZERO_IS_NO_CAP = frozenset(("DOWNLOAD_MAXSIZE", "CROVIA_CAPTURE_MAX_BYTES"))
+# Of those, the ones that must stay above 0 (the parser worker's ceilings).
+_ABOVE_ZERO = frozenset(("CROVIA_PARSE_MEMORY_MB", "CROVIA_PARSE_SECONDS"))
 # A capture job's pages (the capture book's Job: crovia_spider/capture/book.py): each field a
 # string, at most CAPTURE_PAGES_MAX a job (the sequencer groups a source's pages by
-# CAPTURE_PAGES_PER_JOB), a URL at most URL_CHARS.
+# CAPTURE_PAGES_PER_JOB), a URL at most URL_CHARS (what a capture record signs of one).
 CAPTURE_FIELDS = ("key", "item", "url", "vendor", "spider")
 CAPTURE_PAGES_PER_JOB = 20
 CAPTURE_PAGES_MAX = 100
-URL_CHARS = 4096
-# Of those, the ones that must stay above 0 (the parser worker's ceilings).
-_ABOVE_ZERO = frozenset(("CROVIA_PARSE_MEMORY_MB", "CROVIA_PARSE_SECONDS"))
 # A result's JSON (the items' fields) and a body: refused beyond these before being parsed.
 RESULT_JSON_MAX = 256 << 20
 BODY_FIELD = b"body:"
