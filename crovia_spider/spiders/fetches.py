@@ -5,8 +5,8 @@ it with the FETCH_RECORDED signal; the issue stage signs it as an AX.FETCH envel
 (ledger/records/fetch.py) and keeps the body. For a body the record states the digest of the
 identities of the items the spider yielded for it, in the order yielded, and how many entries the
 body held that were not read (past the entry limit, or unreadable: `signed_entries`);
-`read_kept_body` reads a kept body again with the same spider's code, so anyone can recompute all
-of it (`crovia absent` and `crovia history` do).
+`read_kept_body` (reread.py) reads a kept body again with the same spider's code, so anyone can
+recompute all of it (`crovia absent` and `crovia history` do).
 
 A body is parsed with two headers only, both in the record: the response's Content-Type (its
 charset) and the final URL as Content-Location (the base of relative links), by the reader of the
@@ -154,9 +154,8 @@ def fetch_evidence(response: Response, body_sha256: str, fetched_at: str) -> dic
 
 def response_headers(response: Response) -> dict[str, str]:
     """The headers feedparser reads a body with: its Content-Type, and the final URL as the base
-    of relative links (crovia_spider/spiders/fetches.py: a fetch record names both, so the body
-    can be
-    read again exactly as the crawl read it)."""
+    of relative links (`parse_headers`: a fetch record names both, so the body can be read again
+    exactly as the crawl read it)."""
     return parse_headers(_header(response, b"Content-Type"), response.url)
 
 
