@@ -101,11 +101,11 @@ def build(directory: Path, axiom_ids: list[str]) -> dict[str, bytes]:
     """The files of the bundle of `axiom_ids` (module docstring), by name."""
     from crovia_spider.archive.wacz import trust_files
     from ledger.canonical import canonical_json
-    from ledger.store import BodyStore, Ledger, page_history
+    from ledger.store import BodyStore, Ledger
 
     files: dict[str, bytes] = {}
     with Ledger.open(directory) as reader:
-        chosen = _involved(reader, axiom_ids, page_history, directory)
+        chosen = _involved(reader, axiom_ids)
         receipts = {axiom_id: reader.receipt(axiom_id) for axiom_id in chosen}
         store = BodyStore(directory)
         wacz = _wacz(reader, store, receipts)
@@ -214,22 +214,21 @@ def tsa_root_files(receipts: dict[str, Any]) -> dict[str, bytes]:
     return out
 
 
-def _involved(reader: Any, axiom_ids: list[str], page_history: Any, directory: Path) -> list[str]:
-    """`axiom_ids` and the records they involve, in leaf order: a capture's item, an item's
-    page captures (UnknownAxiom for an id the ledger does not hold)."""
-    found: dict[str, int] = {}
+def _involved(reader: Any, axiom_ids: list[str]) -> list[str]:
+    """`axiom_ids` and the records they involve, each once: a capture's item, an item's page
+    captures (UnknownAxiom for an id the ledger does not hold)."""
+    from ledger.store import page_history
+
+    found = dict.fromkeys(axiom_ids)
     for axiom_id in axiom_ids:
         envelope = reader.envelope_of(axiom_id)
-        found[axiom_id] = 0
-        item = envelope
         if envelope.get("axiom_type") == "AX.CAPTURE":
-            item = reader.envelope_of(envelope["body"]["item"])
-            found[item["axiom_id"]] = 0
-        if item.get("axiom_type") == "AX.OBS" and axiom_id == item.get("axiom_id"):
-            identity = (item.get("object") or {}).get("identity")
+            found[reader.envelope_of(envelope["body"]["item"])["axiom_id"]] = None
+        elif envelope.get("axiom_type") == "AX.OBS":
+            identity = (envelope.get("object") or {}).get("identity")
             if isinstance(identity, dict):
-                for capture in page_history(directory, identity).captures:
-                    found[capture.axiom_id] = capture.leaf_index
+                for capture in page_history(reader.directory, identity).captures:
+                    found[capture.axiom_id] = None
     return list(found)
 
 
