@@ -195,8 +195,8 @@ class _Deriver:
         head = _text(_mapping(envelope.get("body")).get("response_head_sha256"))
         item = self.items.get(capture.item, "")
         # A browser capture's chain is its own: never compared with a plain capture.
-        known = self.pages.get(chain_key(item, capture.mode)) if item else None
         key = chain_key(item or "page:" + capture.url, capture.mode)
+        known = self.pages.get(key) if item else None
         if head and self._may_be_wall(known, capture) and self._walled(head):
             capture.outcome = FAILED
             capture.error = f"bot wall: {WALL_HEADER}, HTTP {capture.status}"
