@@ -220,9 +220,9 @@ def _message(
     key: str, target: Target, event: Any, checkpoint: dict[str, Any], site: str
 ) -> Message:
     links = [_link(site, r.axiom_id) for r in event.records]
-    now = _text(datetime.now(UTC))
+    title = ""
     if target.kind == "apprise":
-        text = (
+        body = (
             f"{event.summary()}\n{event.at}: {event.detail}\n"
             + "".join(
                 f"{r.role} record: {link}\n" for r, link in zip(event.records, links, strict=True)
@@ -230,31 +230,25 @@ def _message(
             + "This notification is not signed: check it against the signed records"
             " (crovia verify, or the signed webhook).\n"
         )
-        return Message(
-            id=message_id(key, event.id),
-            endpoint=key,
-            event_id=event.id,
-            kind=event.kind,
-            body=text,
-            title=f"crovia: {event.summary()}"[:250],
-            created_at=now,
-        )
-    data = {
-        **event.as_dict(),
-        "axiom_ids": [r.axiom_id for r in event.records],
-        "leaf_indexes": [r.leaf_index for r in event.records],
-        "checkpoint": checkpoint if (checkpoint.get("size") or 0) > event.leaf_index else {},
-        "receipts": links,
-    }
-    payload = {"type": f"crovia.change.{event.kind}", "timestamp": event.at, "data": data}
-    body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        title = f"crovia: {event.summary()}"[:250]
+    else:
+        data = {
+            **event.as_dict(),
+            "axiom_ids": [r.axiom_id for r in event.records],
+            "leaf_indexes": [r.leaf_index for r in event.records],
+            "checkpoint": checkpoint if (checkpoint.get("size") or 0) > event.leaf_index else {},
+            "receipts": links,
+        }
+        payload = {"type": f"crovia.change.{event.kind}", "timestamp": event.at, "data": data}
+        body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return Message(
         id=message_id(key, event.id),
         endpoint=key,
         event_id=event.id,
         kind=event.kind,
         body=body,
-        created_at=now,
+        title=title,
+        created_at=_text(datetime.now(UTC)),
     )
 
 
