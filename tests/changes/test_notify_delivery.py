@@ -23,7 +23,7 @@ from crovia_spider.notify.send import post, target_refusal
 from ledger.keys import generate_signing_key
 from tests.changes.receiver import Answer, Receiver, verify
 from tests.changes.test_six_rounds import environment
-from tests.changes.vendor import script_vendor
+from tests.changes.vendor import script_vendor, until_due_again
 from tests.crawl import BIN, FAST_SETTINGS, PROJECT_ROOT, run_crawl
 from tests.feedserver import FeedServer
 
@@ -100,6 +100,7 @@ def test_a_crawl_killed_while_delivering_loses_nothing(tmp_path):
         env = environment(tmp_path)
         first = run_crawl(tmp_path, feeds, env=env)
         assert first.returncode == 0, first.stderr[-3000:]
+        until_due_again()  # the second crawl captures the edit
         crawl = subprocess.Popen(
             [str(BIN / "scrapy"), "crawl", "vendor_press", *FAST_SETTINGS],
             cwd=PROJECT_ROOT,

@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.changes.receiver import Answer, Receiver, Unverified, verify
-from tests.changes.vendor import NEW_SENTENCE, OLD_SENTENCE, POSTS, script_vendor
+from tests.changes.vendor import (
+    NEW_SENTENCE,
+    OLD_SENTENCE,
+    POSTS,
+    script_vendor,
+    until_due_again,
+)
 from tests.crawl import BIN, PROJECT_ROOT, crawl_env, leaves, run_crawl
 from tests.feedserver import FeedServer
 
@@ -84,6 +90,8 @@ def rounds(tmp_path_factory: pytest.TempPathFactory) -> dict:
         feeds = script_vendor(server)
         (tmp_path / "notify.toml").write_text(notify_toml(good, flaky, gone, edits, people))
         for number in range(1, 7):
+            if number > 1:
+                until_due_again()
             crawled = run_crawl(tmp_path, feeds, env=environment(tmp_path))
             assert crawled.returncode == 0, crawled.stderr[-3000:]
             seen["after"][number] = [e["kind"] for e in changes(tmp_path)]

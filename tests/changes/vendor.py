@@ -11,6 +11,7 @@ Round by round (FeedServer replies are used in order, the last repeating; one re
 from __future__ import annotations
 
 import itertools
+import time
 
 from tests.feedserver import FeedServer, Reply
 
@@ -21,6 +22,15 @@ OLD_SENTENCE = "You may not use our models for military and warfare purposes."
 NEW_SENTENCE = "You may not use our models to develop or use weapons."
 # A title holding markup: every published page must show it as text.
 TITLE = "Usage <b>policies</b> & <script>alert(1)</script>"
+# A watched page of these tests is due again 1 s after its last capture (`every = "1s"`).
+WATCH_EVERY_SECONDS = 1.0
+
+
+def until_due_again() -> None:
+    """Wait, after a crawl, until its watched pages are due again (their interval, a little
+    more): the next crawl then captures them whatever the crawls' speed. On an idle machine a
+    crawl takes under half a second, and one started at once found its page not yet due."""
+    time.sleep(WATCH_EVERY_SECONDS + 0.1)
 
 
 def policy(sentence: str) -> str:
